@@ -1,0 +1,65 @@
+package config
+
+// pendingKeys are keys sharq will honour once the feature behind them lands
+// (consumer groups, share groups, transactions, compaction, ...). Until then
+// they are accepted with the usual "has no effect" warning and the reference
+// says so, so that nothing claims to work before it does. Remove a key from
+// this list in the change that makes it work.
+var pendingKeys = []string{
+	// Groups (classic, consumer, share) and committed offsets.
+	"group.consumer.assignment.interval.ms", "group.consumer.assignors", "group.consumer.heartbeat.interval.ms",
+	"group.consumer.max.assignment.interval.ms", "group.consumer.max.heartbeat.interval.ms",
+	"group.consumer.max.session.timeout.ms", "group.consumer.max.size", "group.consumer.migration.policy",
+	"group.consumer.min.assignment.interval.ms", "group.consumer.min.heartbeat.interval.ms",
+	"group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms",
+	"group.coordinator.rebalance.protocols", "group.initial.rebalance.delay.ms", "group.max.session.timeout.ms",
+	"group.max.size", "group.min.session.timeout.ms",
+	"group.share.assignment.interval.ms", "group.share.assignors", "group.share.delivery.count.limit",
+	"group.share.heartbeat.interval.ms", "group.share.max.assignment.interval.ms",
+	"group.share.max.delivery.count.limit", "group.share.max.heartbeat.interval.ms",
+	"group.share.max.partition.max.record.locks", "group.share.max.record.lock.duration.ms",
+	"group.share.max.session.timeout.ms", "group.share.max.share.sessions", "group.share.max.size",
+	"group.share.min.assignment.interval.ms", "group.share.min.delivery.count.limit",
+	"group.share.min.heartbeat.interval.ms", "group.share.min.partition.max.record.locks",
+	"group.share.min.record.lock.duration.ms", "group.share.min.session.timeout.ms",
+	"group.share.partition.max.record.locks", "group.share.record.lock.duration.ms",
+	"group.share.session.timeout.ms",
+	"offsets.retention.minutes", "offsets.retention.check.interval.ms", "offset.metadata.max.bytes",
+	// Share-group dead-letter queues (KIP-1191).
+	"errors.deadletterqueue.auto.create.topics.enable", "errors.deadletterqueue.topic.name.prefix",
+	// Transactions and producer-id expiry.
+	"transaction.max.timeout.ms", "transactional.id.expiration.ms", "producer.id.expiration.ms",
+	"transaction.partition.verification.enable",
+	// Storage details the log does not implement yet.
+	"log.preallocate", "log.index.size.max.bytes", "log.roll.jitter.ms", "log.roll.jitter.hours",
+	"log.segment.delete.delay.ms", "fetch.max.bytes",
+}
+
+// pendingTopicKeys are the topic-level counterparts.
+var pendingTopicKeys = []string{"preallocate", "segment.index.bytes", "segment.jitter.ms", "file.delete.delay.ms"}
+
+func init() {
+	for _, name := range pendingKeys {
+		k, ok := brokerIndex[name]
+		if !ok {
+			panic("config: pending key " + name + " is not in the key table")
+		}
+		k.impl = false
+	}
+	for _, name := range pendingTopicKeys {
+		k, ok := topicIndex[name]
+		if !ok {
+			panic("config: pending topic key " + name + " is not in the topic table")
+		}
+		k.impl = false
+	}
+	// Only the delete policy is implemented; compaction is still to come.
+	brokerIndex["log.cleanup.policy"].honours = func(v any) bool {
+		for _, p := range v.([]string) {
+			if p == "compact" {
+				return false
+			}
+		}
+		return true
+	}
+}

@@ -1,0 +1,342 @@
+package raftmeta
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/hashicorp/raft"
+)
+
+// Key layout of the raft pebble instance (<Dir>/log):
+//
+//	0x01 | index (8 bytes, big endian)  -> encoded raft.Log (see encodeLog)
+//	0x02 | stable key bytes             -> raw value
+//
+// Big-endian indexes sort numerically, so First/Last of the bounded log range
+// are FirstIndex/LastIndex and a truncation is one range delete.
+const (
+	prefixLog    byte = 0x01
+	prefixStable byte = 0x02
+	prefixEnd    byte = 0x03 // first byte past every prefix we own
+
+	logFormatV1 byte = 1
+)
+
+// errStableNotFound is what raft expects from StableStore.Get on a missing key:
+// raft compares err.Error() with the literal "not found" (api.go
+// HasExistingState, raft.go vote restore), so the text is part of the contract.
+var errStableNotFound = errors.New("not found")
+
+// ErrCorrupt reports undecodable bytes in the raft log, a snapshot or a command.
+var ErrCorrupt = errors.New("raftmeta: corrupt data")
+
+// pebbleStore is raft's LogStore and StableStore on one pebble instance.
+// Every write is a synced batch: raft assumes a returned StoreLogs/Set is
+// durable (it votes and acknowledges on that basis).
+type pebbleStore struct {
+	db *pebble.DB
+}
+
+var (
+	_ raft.LogStore          = (*pebbleStore)(nil)
+	_ raft.StableStore       = (*pebbleStore)(nil)
+	_ raft.MonotonicLogStore = (*pebbleStore)(nil)
+)
+
+// openPebbleStore opens (creating if needed) the raft store in dir. fs nil
+// means the real file system; tests pass a strict in-memory FS to simulate
+// crashes.
+func openPebbleStore(dir string, fs vfs.FS, logger *slog.Logger) (*pebbleStore, error) {
+	if logger == nil {
+		logger = discardLogger()
+	}
+	cache := pebble.NewCache(1 << 20)
+	defer cache.Unref()
+	opts := &pebble.Options{
+		FS:    fs,
+		Cache: cache,
+		// Raft entries are small and the log is truncated after snapshots;
+		// a small memtable keeps idle RSS low.
+		MemTableSize:  1 << 20,
+		MaxOpenFiles:  64,
+		Logger:        pebbleLogger{logger},
+		EventListener: pebbleEvents(logger),
+	}
+	if fs == nil {
+		fs = vfs.Default
+	}
+	opts.FS = fs
+	// pebble syncs its own directory but not the entries for it and for any
+	// parent it had to create: without this a crash right after the first
+	// start could lose the whole directory, acknowledged entries included.
+	if err := mkdirAllSynced(fs, dir); err != nil {
+		return nil, err
+	}
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open raft log store %s: %w", dir, err)
+	}
+	return &pebbleStore{db: db}, nil
+}
+
+// mkdirAllSynced creates dir and any missing parents, then syncs the parent
+// of each directory it created so the new entries are durable.
+func mkdirAllSynced(fs vfs.FS, dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("stat %s: %w", d, err)
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	for _, d := range created {
+		if err := syncDir(fs, filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return fmt.Errorf("open dir %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (s *pebbleStore) Close() error { return s.db.Close() }
+
+// IsMonotonic tells raft that we never hold gaps, so after a user snapshot
+// restore it deletes the whole log instead of leaving a gap.
+func (s *pebbleStore) IsMonotonic() bool { return true }
+
+func logKey(index uint64) []byte {
+	var k [9]byte
+	k[0] = prefixLog
+	binary.BigEndian.PutUint64(k[1:], index)
+	return k[:]
+}
+
+func stableKey(key []byte) []byte {
+	k := make([]byte, 1+len(key))
+	k[0] = prefixStable
+	copy(k[1:], key)
+	return k
+}
+
+func (s *pebbleStore) logIter() (*pebble.Iterator, error) {
+	return s.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte{prefixLog},
+		UpperBound: []byte{prefixStable},
+	})
+}
+
+// boundIndex returns the index at First() (first=true) or Last(), 0 if empty.
+func (s *pebbleStore) boundIndex(first bool) (uint64, error) {
+	it, err := s.logIter()
+	if err != nil {
+		return 0, fmt.Errorf("raft log iterator: %w", err)
+	}
+	var ok bool
+	if first {
+		ok = it.First()
+	} else {
+		ok = it.Last()
+	}
+	var idx uint64
+	if ok {
+		k := it.Key()
+		if len(k) != 9 {
+			it.Close()
+			return 0, fmt.Errorf("raft log key of %d bytes: %w", len(k), ErrCorrupt)
+		}
+		idx = binary.BigEndian.Uint64(k[1:])
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("raft log iterator: %w", err)
+	}
+	return idx, nil
+}
+
+// FirstIndex implements raft.LogStore.
+func (s *pebbleStore) FirstIndex() (uint64, error) { return s.boundIndex(true) }
+
+// LastIndex implements raft.LogStore.
+func (s *pebbleStore) LastIndex() (uint64, error) { return s.boundIndex(false) }
+
+// GetLog implements raft.LogStore.
+func (s *pebbleStore) GetLog(index uint64, l *raft.Log) error {
+	v, closer, err := s.db.Get(logKey(index))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return raft.ErrLogNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("get raft log %d: %w", index, err)
+	}
+	// decodeLog copies everything it keeps, so v may be released right after.
+	err = decodeLog(v, l)
+	closer.Close()
+	if err != nil {
+		return fmt.Errorf("raft log %d: %w", index, err)
+	}
+	l.Index = index
+	return nil
+}
+
+// StoreLog implements raft.LogStore.
+func (s *pebbleStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
+
+// StoreLogs implements raft.LogStore: one synced batch, all or nothing.
+func (s *pebbleStore) StoreLogs(logs []*raft.Log) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	var buf []byte
+	for _, l := range logs {
+		buf = encodeLog(buf[:0], l)
+		// Set copies key and value into the batch.
+		if err := b.Set(logKey(l.Index), buf, nil); err != nil {
+			return fmt.Errorf("batch raft log %d: %w", l.Index, err)
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("commit %d raft logs: %w", len(logs), err)
+	}
+	return nil
+}
+
+// DeleteRange implements raft.LogStore; min and max are inclusive.
+func (s *pebbleStore) DeleteRange(min, max uint64) error {
+	if min > max {
+		return nil
+	}
+	end := []byte{prefixStable}
+	if max != math.MaxUint64 {
+		end = logKey(max + 1)
+	}
+	if err := s.db.DeleteRange(logKey(min), end, pebble.Sync); err != nil {
+		return fmt.Errorf("delete raft logs [%d, %d]: %w", min, max, err)
+	}
+	return nil
+}
+
+// Set implements raft.StableStore.
+func (s *pebbleStore) Set(key, val []byte) error {
+	if err := s.db.Set(stableKey(key), val, pebble.Sync); err != nil {
+		return fmt.Errorf("set stable %q: %w", key, err)
+	}
+	return nil
+}
+
+// Get implements raft.StableStore; a missing key is errStableNotFound.
+func (s *pebbleStore) Get(key []byte) ([]byte, error) {
+	v, closer, err := s.db.Get(stableKey(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, errStableNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get stable %q: %w", key, err)
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+
+// SetUint64 implements raft.StableStore.
+func (s *pebbleStore) SetUint64(key []byte, val uint64) error {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], val)
+	return s.Set(key, b[:])
+}
+
+// GetUint64 implements raft.StableStore; a missing key reads as 0.
+func (s *pebbleStore) GetUint64(key []byte) (uint64, error) {
+	v, closer, err := s.db.Get(stableKey(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("get stable %q: %w", key, err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("stable %q holds %d bytes, want 8: %w", key, len(v), ErrCorrupt)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// encodeLog appends the value stored for a raft.Log (the index is the key):
+//
+//	version(1)=1 | term uvarint | type(1) | appendedAt unix-nanos varint (0 = zero time)
+//	| len(data) uvarint | data | len(extensions) uvarint | extensions
+func encodeLog(buf []byte, l *raft.Log) []byte {
+	buf = append(buf, logFormatV1)
+	buf = binary.AppendUvarint(buf, l.Term)
+	buf = append(buf, byte(l.Type))
+	var at int64
+	if !l.AppendedAt.IsZero() {
+		at = l.AppendedAt.UnixNano()
+	}
+	buf = binary.AppendVarint(buf, at)
+	buf = binary.AppendUvarint(buf, uint64(len(l.Data)))
+	buf = append(buf, l.Data...)
+	buf = binary.AppendUvarint(buf, uint64(len(l.Extensions)))
+	buf = append(buf, l.Extensions...)
+	return buf
+}
+
+// decodeLog fills l from b, copying the byte fields (b belongs to pebble).
+func decodeLog(b []byte, l *raft.Log) error {
+	r := reader{b: b}
+	if v := r.byte(); v != logFormatV1 && r.err == nil {
+		return fmt.Errorf("raft log format version %d: %w", v, ErrCorrupt)
+	}
+	term := r.uvarint()
+	typ := r.byte()
+	at := r.varint()
+	data := r.bytes()
+	ext := r.bytes()
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("%d trailing bytes: %w", len(r.b), ErrCorrupt)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	*l = raft.Log{Term: term, Type: raft.LogType(typ)}
+	if len(data) > 0 {
+		l.Data = append([]byte(nil), data...)
+	}
+	if len(ext) > 0 {
+		l.Extensions = append([]byte(nil), ext...)
+	}
+	if at != 0 {
+		l.AppendedAt = time.Unix(0, at)
+	}
+	return nil
+}
