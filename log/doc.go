@@ -1,0 +1,153 @@
+// Package log is sharq's storage engine: one append-only log per topic
+// partition, made of segment files in Apache Kafka's own on-disk formats,
+// so that Kafka's tools (kafka-dump-log.sh) read them and operators find
+// what they expect.
+//
+// # Files
+//
+//	<dataDir>/topics/<topic>-<partition>/
+//	    00000000000000000000.log        record batches, as produced
+//	    00000000000000000000.index      sparse offset index
+//	    00000000000000000000.timeindex  sparse time index
+//	    00000000000000001234.log        next segment: its name is its base offset
+//	    ...
+//	    00000000000000001234.snapshot   producer state at offset 1234 (sharq format)
+//	    leader-epoch-checkpoint         epoch -> start offset (Kafka text format)
+//	    log-start-offset-checkpoint     log start moved by DeleteRecords
+//	    recovery-point-offset-checkpoint first segment that may not be fsynced
+//	    .clean-shutdown                 present only after a clean Close
+//
+// Names are 20-digit zero-padded base offsets, so they sort lexically.
+// Files being replaced are written as <name>.tmp first; leftovers are
+// removed on open. A deleted partition directory is first renamed to
+// <topic>-<partition>.<id>-delete.
+//
+// # .log: v2 RecordBatch, big-endian, back to back
+//
+//	offset  size  field
+//	     0     8  baseOffset            assigned in place by Append
+//	     8     4  batchLength           bytes after this field
+//	    12     4  partitionLeaderEpoch  assigned in place by Append
+//	    16     1  magic                 2
+//	    17     4  crc                   CRC-32C (Castagnoli) of bytes 21..end
+//	    21     2  attributes            bits 0-2 compression, 3 timestamp type,
+//	                                    4 transactional, 5 control
+//	    23     4  lastOffsetDelta
+//	    27     8  baseTimestamp
+//	    35     8  maxTimestamp          rewritten for LogAppendTime (CRC recomputed)
+//	    43     8  producerId
+//	    51     2  producerEpoch
+//	    53     4  baseSequence
+//	    57     4  recordCount
+//	    61     -  records (compressed as a whole if bits 0-2 are set)
+//
+// The CRC does not cover baseOffset and partitionLeaderEpoch, so assigning
+// them costs nothing; only LogAppendTime recomputes it. Batches are never
+// decompressed on the append path; uncompressed ones have their record
+// framing and offset deltas checked.
+//
+// # .index: 8-byte entries (int32 offset - baseOffset, int32 file position)
+//
+// One entry whenever more than index.interval.bytes were appended since the
+// last one, naming the last offset of a batch and where the batch starts
+// (Kafka's LogSegment.append rule). Lookups take the last entry <= the
+// target and walk batch headers from there.
+//
+// # .timeindex: 12-byte entries (int64 timestamp, int32 offset - baseOffset)
+//
+// Added with each .index entry when the segment's largest timestamp grew,
+// plus a final entry at roll, so the last entry of a sealed segment is its
+// largest timestamp (used by retention.ms and OffsetForTimestamp).
+//
+// # Producer snapshot (<offset>.snapshot, sharq's own format)
+//
+//	"SQPS" | version u8 (1) | count u32 | entries | CRC-32C u32
+//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | n u8 |
+//	       n x (firstSeq i32 | lastSeq i32 | firstOffset i64 | lastOffsetDelta i32)
+//
+// Written at every roll (state before the new segment) and at Close (state
+// at the log end). Kafka names the file the same way, but its content is
+// Kafka's format only in name: Kafka tools must not be pointed at it.
+//
+// # Memory
+//
+// Only the active segment keeps its indexes in memory (at most
+// segment.bytes / index.interval.bytes entries, and never more than Kafka's
+// 10 MiB segment.index.bytes: the segment rolls first). Sealed segments are
+// looked up through their index files with positioned reads, so the OS page
+// cache, not the heap, holds them. There are no per-record structures; the
+// producer state is per producer id (bounded by producer.id.expiration.ms).
+//
+// # Durability and fsync points
+//
+//	Append       write(2) of the batch at the end of the active .log. With
+//	             flush.messages=1 the call returns only after an fsync that
+//	             covers it; concurrent appenders share one fsync (group
+//	             commit) and readers see data only once it is synced. With
+//	             flush.messages=N / flush.ms the fsync happens when the count
+//	             or time is reached; by default it is left to the OS.
+//	after fsync  the index entries that point into the now durable data are
+//	             written to .index/.timeindex a page (512 entries) at a time,
+//	             not fsynced: recovery checks them.
+//	roll         the old segment's final time index entry is added, its
+//	             producer snapshot written (tmp, fsync, rename), the new
+//	             .log/.index/.timeindex created and the directory fsynced.
+//	             The old segment's .log is then fsynced, and only after that
+//	             its index files written and fsynced, so index entries on
+//	             disk always point at durable data. In always-sync mode this
+//	             happens in the roll; otherwise in the background, as Kafka
+//	             does, so producers never wait for a segment-sized fsync
+//	             (until then the segment is served from its in-memory
+//	             index). When it is done the recovery point checkpoint moves
+//	             up to the first segment that is not yet durable.
+//	checkpoints  leader-epoch-checkpoint, log-start-offset-checkpoint and
+//	             recovery-point-offset-checkpoint are replaced atomically
+//	             (tmp, fsync, rename, fsync directory). The epoch checkpoint
+//	             is written before the first batch of a new epoch.
+//	Flush,       fsync every sealed segment still waiting for its background
+//	TruncateTo   fsync, then the active segment.
+//	Close        wait for background fsyncs; fsync .log, write and fsync the
+//	             active indexes, producer snapshot, then .clean-shutdown.
+//
+// A failed write or fsync makes the log unusable (ErrStorage) until it is
+// reopened: after a failed fsync the page cache cannot be trusted.
+//
+// # Recovery
+//
+// Open removes the clean-shutdown marker (durably) before accepting writes.
+// After a clean stop everything is trusted. After an unclean stop:
+//
+//   - Sealed segments below the recovery point are trusted; their tail
+//     after the last index entry is checked (framing, CRC, and that it ends
+//     where the next segment begins). A segment failing that is reported by
+//     file name as an ErrStorage error, never served. A damaged index of
+//     such a segment is rebuilt from it.
+//   - Sealed segments from the recovery point on (their background fsync
+//     may not have finished) are scanned completely and their indexes
+//     rebuilt; one that ends early is cut there, becomes the active segment,
+//     and the segments after it are removed (and logged).
+//   - The active segment: every index entry on disk is checked against the
+//     batch header it names (entries are written unsynced, so their tail may
+//     be torn), then batches are scanned from the last good entry.
+//
+// Scans check length, magic, CRC-32C, offset continuity and that the leader
+// epoch (which the CRC does not cover) is not newer than the epoch
+// checkpoint; the file is truncated at the first bad batch, fsynced, and
+// what was cut is logged (file, position, bytes, log end offset, reason).
+// Producer state comes from the newest snapshot at or below the log end
+// plus a scan of the batches after it (newer snapshots are removed); the
+// leader epoch cache is cut at the log end and completed from the scan.
+//
+// # Concurrency
+//
+// All Log methods are safe for concurrent use; see the Log type for the
+// lock order. Reads do not take the append lock and do no I/O under any
+// lock; a segment being deleted stays open until its last reader is done.
+//
+// # Room for later
+//
+// cleanup.policy=compact fits the segment model (a cleaner rewrites sealed
+// segments into .cleaned files and swaps them in); offset continuity in
+// recovery would then become "strictly increasing". Transaction markers
+// need an append path for control batches (validateLimits.allowControl).
+package log

@@ -1,0 +1,217 @@
+package log
+
+// Producer snapshot codec.
+//
+// FORMAT MIGRATION NOTE: a snapshot starts with the 4-byte magic "SQPS" and a
+// version byte. Version 1 is the only version so far. A reader must accept
+// the current and the previous version; when the layout changes, bump the
+// version, keep decoding the old one, and note the change here. An unknown
+// version or a bad CRC makes the reader fall back to an older snapshot or to
+// a scan of the log, which is always correct, only slower.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"sort"
+)
+
+// producerBatchesToRetain is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN:
+// a producer has at most 5 in-flight requests, so a retry can only duplicate
+// one of its last 5 batches.
+const producerBatchesToRetain = 5
+
+type producerBatch struct {
+	firstSeq, lastSeq int32
+	firstOffset       int64
+	lastOffsetDelta   int32
+}
+
+type producerEntry struct {
+	epoch         int16
+	lastTimestamp int64
+	n             int // cached batches, oldest first
+	batches       [producerBatchesToRetain]producerBatch
+}
+
+func (e *producerEntry) lastSeq() int32 {
+	if e.n == 0 {
+		return -1
+	}
+	return e.batches[e.n-1].lastSeq
+}
+
+// producerState is the idempotence state of one partition: per producer id,
+// the epoch and the last few batches. Guarded by Log.appendMu.
+type producerState struct {
+	m map[int64]*producerEntry
+}
+
+func newProducerState() producerState { return producerState{m: map[int64]*producerEntry{}} }
+
+// duplicate returns the original batch if h is a retry of one of the last 5.
+func (ps *producerState) duplicate(h *batchHeader) (producerBatch, bool) {
+	e := ps.m[h.producerID]
+	if e == nil || e.epoch != h.producerEpoch {
+		return producerBatch{}, false
+	}
+	last := h.lastSequence()
+	for i := 0; i < e.n; i++ {
+		if e.batches[i].firstSeq == h.baseSequence && e.batches[i].lastSeq == last {
+			return e.batches[i], true
+		}
+	}
+	return producerBatch{}, false
+}
+
+// check applies Kafka's ProducerAppendInfo rules for a client append.
+func (ps *producerState) check(h *batchHeader) error {
+	e := ps.m[h.producerID]
+	if e == nil {
+		// Unknown producer (new, or its state expired or was deleted with the
+		// log): Kafka accepts any sequence.
+		return nil
+	}
+	if h.producerEpoch < e.epoch {
+		return fmt.Errorf("%w: producer %d epoch %d is older than the current epoch %d", ErrInvalidProducerEpoch, h.producerID, h.producerEpoch, e.epoch)
+	}
+	if h.producerEpoch > e.epoch {
+		if h.baseSequence != 0 {
+			return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d", ErrOutOfOrderSequence, h.producerID, h.producerEpoch, h.baseSequence)
+		}
+		return nil
+	}
+	if last := e.lastSeq(); e.n > 0 && !inSequence(last, h.baseSequence) {
+		return fmt.Errorf("%w: producer %d epoch %d: expected sequence %d, got %d", ErrOutOfOrderSequence, h.producerID, h.producerEpoch, incrementSequence(last, 1), h.baseSequence)
+	}
+	return nil
+}
+
+func inSequence(last, next int32) bool {
+	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
+}
+
+// update records an appended batch (also used when replaying the log).
+func (ps *producerState) update(h *batchHeader) {
+	if h.producerID < 0 {
+		return
+	}
+	e := ps.m[h.producerID]
+	if e == nil {
+		e = &producerEntry{epoch: h.producerEpoch}
+		ps.m[h.producerID] = e
+	}
+	if h.producerEpoch != e.epoch {
+		e.epoch = h.producerEpoch
+		e.n = 0
+	}
+	if h.attributes&attrControl != 0 {
+		// markers carry no data sequence
+		e.lastTimestamp = h.maxTimestamp
+		return
+	}
+	b := producerBatch{firstSeq: h.baseSequence, lastSeq: h.lastSequence(), firstOffset: h.baseOffset, lastOffsetDelta: h.lastOffsetDelta}
+	if e.n == producerBatchesToRetain {
+		copy(e.batches[:], e.batches[1:])
+		e.n--
+	}
+	e.batches[e.n] = b
+	e.n++
+	e.lastTimestamp = h.maxTimestamp
+}
+
+// expire drops producers idle since before cutoffMs (producer.id.expiration.ms).
+func (ps *producerState) expire(cutoffMs int64) {
+	for id, e := range ps.m {
+		if e.lastTimestamp < cutoffMs {
+			delete(ps.m, id)
+		}
+	}
+}
+
+var producerSnapshotMagic = [4]byte{'S', 'Q', 'P', 'S'}
+
+const producerSnapshotVersion = 1
+
+var errBadSnapshot = errors.New("bad producer snapshot")
+
+// encode lays a snapshot out as:
+//
+//	magic "SQPS" | version u8 | count u32 | entries | crc32c u32 (of all before)
+//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | n u8 |
+//	       n x (firstSeq i32 | lastSeq i32 | firstOffset i64 | lastOffsetDelta i32)
+//
+// Entries are sorted by producer id so equal states encode identically.
+func (ps *producerState) encode() []byte {
+	ids := make([]int64, 0, len(ps.m))
+	for id := range ps.m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b := make([]byte, 0, 9+len(ids)*(19+producerBatchesToRetain*20)+4)
+	b = append(b, producerSnapshotMagic[:]...)
+	b = append(b, producerSnapshotVersion)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		e := ps.m[id]
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.lastTimestamp))
+		b = append(b, byte(e.n))
+		for i := 0; i < e.n; i++ {
+			pb := e.batches[i]
+			b = binary.BigEndian.AppendUint32(b, uint32(pb.firstSeq))
+			b = binary.BigEndian.AppendUint32(b, uint32(pb.lastSeq))
+			b = binary.BigEndian.AppendUint64(b, uint64(pb.firstOffset))
+			b = binary.BigEndian.AppendUint32(b, uint32(pb.lastOffsetDelta))
+		}
+	}
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+func decodeProducerSnapshot(b []byte) (producerState, error) {
+	ps := newProducerState()
+	if len(b) < 13 || [4]byte(b[:4]) != producerSnapshotMagic {
+		return ps, fmt.Errorf("%w: missing magic", errBadSnapshot)
+	}
+	if v := b[4]; v != producerSnapshotVersion {
+		return ps, fmt.Errorf("%w: unknown version %d", errBadSnapshot, v)
+	}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return ps, fmt.Errorf("%w: checksum mismatch", errBadSnapshot)
+	}
+	count := binary.BigEndian.Uint32(body[5:])
+	p := body[9:]
+	for i := uint32(0); i < count; i++ {
+		if len(p) < 19 {
+			return ps, fmt.Errorf("%w: truncated entry %d", errBadSnapshot, i)
+		}
+		id := int64(binary.BigEndian.Uint64(p))
+		e := &producerEntry{
+			epoch:         int16(binary.BigEndian.Uint16(p[8:])),
+			lastTimestamp: int64(binary.BigEndian.Uint64(p[10:])),
+			n:             int(p[18]),
+		}
+		p = p[19:]
+		if e.n > producerBatchesToRetain || len(p) < e.n*20 {
+			return ps, fmt.Errorf("%w: entry %d has %d batches", errBadSnapshot, i, e.n)
+		}
+		for j := 0; j < e.n; j++ {
+			e.batches[j] = producerBatch{
+				firstSeq:        int32(binary.BigEndian.Uint32(p)),
+				lastSeq:         int32(binary.BigEndian.Uint32(p[4:])),
+				firstOffset:     int64(binary.BigEndian.Uint64(p[8:])),
+				lastOffsetDelta: int32(binary.BigEndian.Uint32(p[16:])),
+			}
+			p = p[20:]
+		}
+		ps.m[id] = e
+	}
+	if len(p) != 0 {
+		return ps, fmt.Errorf("%w: %d trailing bytes", errBadSnapshot, len(p))
+	}
+	return ps, nil
+}
