@@ -106,10 +106,7 @@ func Load(args []string, environ []string, stderr io.Writer) (*Config, Action, e
 		}
 		layers = append(layers, fl)
 	}
-	env, err := envSettings(environ)
-	if err != nil {
-		return nil, ActionServe, err
-	}
+	env, unknownEnv := envSettings(environ)
 	layers = append(layers, env)
 	var ov []setting
 	for _, o := range overrides {
@@ -126,6 +123,10 @@ func Load(args []string, environ []string, stderr io.Writer) (*Config, Action, e
 		return nil, ActionServe, err
 	}
 	log := c.NewLogger(stderr)
+	for _, name := range unknownEnv {
+		guess := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, EnvPrefix), "_", "."))
+		log.Warn("environment variable names no configuration key; ignored"+suggest(guess), "variable", name)
+	}
 	for _, w := range warnings {
 		if w.msg != "" {
 			log.Warn(w.msg, "key", w.key, "value", w.value, "from", w.origin)
@@ -295,14 +296,18 @@ func editDistance(a, b string, limit int) int {
 	return prev[len(b)]
 }
 
-// envSettings picks the SHARQ_* variables. Each must name a key.
-func envSettings(environ []string) ([]setting, error) {
+// envSettings picks the SHARQ_* variables that name a key. Others are
+// returned by name and only warned about: the environment is shared with
+// everything else on the machine (Kubernetes, for one, injects
+// SHARQ_PORT=tcp://... for a service named sharq), so a stray variable must
+// not stop the broker. An invalid value of a known key is still an error.
+func envSettings(environ []string) ([]setting, []string) {
 	byEnv := map[string]string{}
 	for _, k := range brokerKeys {
 		byEnv[EnvName(k.name)] = k.name
 	}
 	var out []setting
-	var errs []error
+	var unknown []string
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, EnvPrefix) {
@@ -310,15 +315,14 @@ func envSettings(environ []string) ([]setting, error) {
 		}
 		key, known := byEnv[name]
 		if !known {
-			guess := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, EnvPrefix), "_", "."))
-			errs = append(errs, &Error{Key: guess, Origin: "environment " + name, Err: ErrUnknownConfig,
-				Reason: "environment variable " + name + " names no configuration key" + suggest(guess)})
+			unknown = append(unknown, name)
 			continue
 		}
 		out = append(out, setting{key: key, value: value, origin: "environment " + name})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
-	return out, errors.Join(errs...)
+	sort.Strings(unknown)
+	return out, unknown
 }
 
 // readConfigFile reads a YAML file (flat dotted keys, nested maps joined

@@ -1,8 +1,7 @@
 package raftmeta
 
-// CONTRACT FILE: the exported API the broker compiles against. The raftmeta
-// helper implements it (and may move these declarations into other files, add
-// methods and fields), but must not change these signatures.
+// The types the broker exchanges with the metadata store; the Store methods
+// live in store.go and contract_test.go pins their signatures.
 
 import (
 	"errors"
@@ -86,7 +85,7 @@ var (
 	ErrClosed            = errors.New("metadata store closed")
 )
 
-// Store methods (implemented by the helper):
+// Store methods (store.go):
 //
 //   func Open(cfg Config) (*Store, error)
 //       opens or bootstraps; returns once the local image reflects every
