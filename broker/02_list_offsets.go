@@ -1,0 +1,105 @@
+package broker
+
+// ListOffsets: v1-11
+//
+// Behavior:
+// * Timestamp -2 = earliest (log start offset), -1 = latest (high
+//   watermark; the last stable offset for read_committed, equal here as
+//   there are no transactions yet), -3 = the record with the largest
+//   timestamp (v7+), -4 = earliest local (= earliest, no tiered storage),
+//   -5 = latest tiered and -6 = earliest pending upload (no tiered storage:
+//   offset -1). Any other value: the first offset whose timestamp is >= it,
+//   or offset -1 when there is none.
+// * CurrentLeaderEpoch (v4+) is checked like Fetch.
+// * A partition named twice in one request: INVALID_REQUEST for both.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log"
+)
+
+func init() { regKey(2, 1, 11, handleListOffsets) }
+
+const (
+	listOffsetsLatest             = -1
+	listOffsetsEarliest           = -2
+	listOffsetsMaxTimestamp       = -3
+	listOffsetsEarliestLocal      = -4
+	listOffsetsLatestTiered       = -5
+	listOffsetsEarliestPendUpload = -6
+)
+
+func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	img := r.s.meta.Image()
+	type tp struct {
+		t string
+		p int32
+	}
+	seen := make(map[tp]int)
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			seen[tp{rt.Topic, rp.Partition}]++
+		}
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		topic := img.Topics[rt.Topic]
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			var p *partition
+			if topic != nil {
+				p = r.s.partitionFor(rt.Topic, rp.Partition)
+			}
+			switch {
+			case seen[tp{rt.Topic, rp.Partition}] > 1:
+				sp.ErrorCode = errInvalidRequest
+			case p == nil:
+				sp.ErrorCode = errUnknownTopicOrPartition
+			default:
+				meta := topic.Partitions[rp.Partition]
+				if e := rp.CurrentLeaderEpoch; r.version >= 4 && e >= 0 && e != meta.LeaderEpoch {
+					sp.ErrorCode = kerr.FencedLeaderEpoch.Code
+					if e > meta.LeaderEpoch {
+						sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+					}
+					break
+				}
+				sp.LeaderEpoch = meta.LeaderEpoch
+				l := p.log
+				switch rp.Timestamp {
+				case listOffsetsLatest:
+					sp.Offset = l.HighWatermark()
+				case listOffsetsEarliest, listOffsetsEarliestLocal:
+					sp.Offset = l.LogStartOffset()
+				case listOffsetsMaxTimestamp:
+					sp.Offset, sp.Timestamp = l.MaxTimestamp()
+					if sp.Offset < 0 {
+						sp.LeaderEpoch = -1
+					}
+				case listOffsetsLatestTiered, listOffsetsEarliestPendUpload:
+					sp.LeaderEpoch = -1
+				default:
+					off, ts, err := l.OffsetForTimestamp(rp.Timestamp)
+					if err != nil {
+						sp.ErrorCode = log.ErrorCode(err)
+						break
+					}
+					sp.Offset, sp.Timestamp = off, ts
+					if off < 0 {
+						sp.LeaderEpoch = -1
+					}
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

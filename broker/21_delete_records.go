@@ -1,0 +1,54 @@
+package broker
+
+// DeleteRecords: v0-2
+//
+// Behavior:
+// * Moves a partition's log start offset forward to Offset (-1 = the high
+//   watermark); whole segments below it are deleted. An offset above the
+//   high watermark is OFFSET_OUT_OF_RANGE. Answers the new low watermark.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log"
+)
+
+func init() { regKey(21, 0, 2, handleDeleteRecords) }
+
+func handleDeleteRecords(r *request, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DeleteRecordsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewDeleteRecordsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LowWatermark = -1
+			p := r.s.partitionFor(rt.Topic, rp.Partition)
+			if p == nil {
+				sp.ErrorCode = errUnknownTopicOrPartition
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			offset := rp.Offset
+			if offset == -1 {
+				offset = p.log.HighWatermark()
+			}
+			if offset < 0 || offset > p.log.HighWatermark() {
+				sp.ErrorCode = errOffsetOutOfRange
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			low, err := p.log.DeleteRecordsBefore(offset)
+			if err != nil {
+				sp.ErrorCode = log.ErrorCode(err)
+			} else {
+				sp.LowWatermark = low
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

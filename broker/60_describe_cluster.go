@@ -1,0 +1,44 @@
+package broker
+
+// DescribeCluster: v0-2
+//
+// Behavior:
+// * Registered brokers (this node by the listener the client used), the
+//   cluster id and the controller. EndpointType 1 (brokers) only: asking for
+//   controllers (2) is UNSUPPORTED_VERSION, as on a Kafka broker listener.
+// * No brokers are fenced here (v2 IncludeFencedBrokers changes nothing).
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func init() { regKey(60, 0, 2, handleDescribeCluster) }
+
+func handleDescribeCluster(r *request, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DescribeClusterRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	img := r.s.meta.Image()
+	resp.EndpointType = 1
+	resp.ClusterAuthorizedOperations = authorizedOperationsNotRequested
+	if r.version >= 1 && req.EndpointType != 1 {
+		resp.ErrorCode = errUnsupportedVersion
+		msg := "The broker does not support DESCRIBE_CLUSTER with endpoint type controllers"
+		resp.ErrorMessage = &msg
+		resp.EndpointType = req.EndpointType
+		return resp, nil
+	}
+	resp.ClusterID = img.ClusterID
+	resp.ControllerID = img.ControllerID
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterAllOperations
+	}
+	for _, b := range r.brokerList(img) {
+		db := kmsg.NewDescribeClusterResponseBroker()
+		db.NodeID, db.Host, db.Port, db.Rack = b.NodeID, b.Host, b.Port, b.Rack
+		resp.Brokers = append(resp.Brokers, db)
+	}
+	return resp, nil
+}
+
+// clusterAllOperations: every cluster ACL operation (CREATE, CLUSTER_ACTION,
+// DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER, DESCRIBE), all
+// allowed without an authorizer.
+const clusterAllOperations = 1<<4 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12

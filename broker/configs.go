@@ -1,0 +1,143 @@
+package broker
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/config"
+)
+
+// Config resource types and sources, as on the wire.
+const (
+	resourceTopic  = kmsg.ConfigResourceTypeTopic
+	resourceBroker = kmsg.ConfigResourceTypeBroker
+
+	sourceDynamicBroker        = config.SourceDynamicBroker
+	sourceDynamicDefaultBroker = config.SourceDynamicDefaultBroker
+)
+
+// configTarget resolves a config resource to what the handlers work on.
+type configTarget struct {
+	errCode int16
+	errMsg  string
+	topic   string // for topics
+	entity  string // for brokers: "" = cluster default, else the node id
+}
+
+func (r *request) resolveConfigResource(typ kmsg.ConfigResourceType, name string) configTarget {
+	switch typ {
+	case resourceTopic:
+		if err := validateTopicName(name); err != nil {
+			return configTarget{errCode: errInvalidTopic, errMsg: err.Error()}
+		}
+		if r.s.meta.Image().Topics[name] == nil {
+			return configTarget{errCode: errUnknownTopicOrPartition, errMsg: fmt.Sprintf("Topic %s does not exist.", name)}
+		}
+		return configTarget{topic: name}
+	case resourceBroker:
+		if name == "" {
+			return configTarget{entity: ""}
+		}
+		id, err := strconv.ParseInt(name, 10, 32)
+		if err != nil {
+			return configTarget{errCode: errInvalidRequest, errMsg: fmt.Sprintf("Invalid broker id %s", name)}
+		}
+		if int32(id) != r.s.cfg.NodeID {
+			if _, ok := r.s.meta.Image().Brokers[int32(id)]; !ok {
+				return configTarget{errCode: errInvalidRequest, errMsg: fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", r.s.cfg.NodeID, name)}
+			}
+		}
+		return configTarget{entity: name}
+	}
+	return configTarget{errCode: errInvalidRequest, errMsg: fmt.Sprintf("sharq does not support config resource type %d yet", typ)}
+}
+
+// validateConfigChange checks one key/value for a resource.
+func validateConfigChange(t configTarget, typ kmsg.ConfigResourceType, name, value string) error {
+	if typ == resourceTopic {
+		return config.ValidateTopicConfig(name, value)
+	}
+	return config.ValidateBrokerDynamic(name, value)
+}
+
+// applyConfigChange stores a validated change through the metadata store and
+// makes it take effect.
+func (r *request) applyConfigChange(t configTarget, typ kmsg.ConfigResourceType, set map[string]string, del []string) error {
+	if typ == resourceTopic {
+		if err := r.s.meta.AlterTopicConfigs(r.ctx, t.topic, set, del); err != nil {
+			return err
+		}
+		return r.s.syncPartitions()
+	}
+	if err := r.s.meta.AlterBrokerConfigs(r.ctx, t.entity, set, del); err != nil {
+		return err
+	}
+	return r.s.applyDynamicBrokerConfigs()
+}
+
+// currentConfigs returns the dynamic values a resource has now.
+func (r *request) currentConfigs(t configTarget, typ kmsg.ConfigResourceType) map[string]string {
+	img := r.s.meta.Image()
+	var src map[string]string
+	if typ == resourceTopic {
+		if tp := img.Topics[t.topic]; tp != nil {
+			src = tp.Configs
+		}
+	} else {
+		src = img.BrokerConfigs[t.entity]
+	}
+	out := make(map[string]string, len(src))
+	for k, v := range src {
+		out[k] = v
+	}
+	return out
+}
+
+// listOp applies APPEND/SUBTRACT to a comma-separated list value.
+func listOp(cur, value string, appendOp bool) string {
+	items := splitList(cur)
+	for _, v := range splitList(value) {
+		idx := -1
+		for i, it := range items {
+			if it == v {
+				idx = i
+				break
+			}
+		}
+		switch {
+		case appendOp && idx < 0:
+			items = append(items, v)
+		case !appendOp && idx >= 0:
+			items = append(items[:idx], items[idx+1:]...)
+		}
+	}
+	return strings.Join(items, ",")
+}
+
+// validateConfigName checks that a key exists for the resource type (for
+// DELETE, which carries no value to validate).
+func validateConfigName(typ kmsg.ConfigResourceType, name string) error {
+	if typ == resourceTopic {
+		if !config.IsTopicConfig(name) {
+			return fmt.Errorf("Unknown topic config name: %s", name)
+		}
+		return nil
+	}
+	if _, ok := config.DefaultValue(name); !ok {
+		return fmt.Errorf("Unknown broker config name: %s", name)
+	}
+	return nil
+}
+
+// currentEffectiveValue is the value a key has now for a resource, dynamic
+// or not: the base for APPEND and SUBTRACT.
+func (r *request) currentEffectiveValue(t configTarget, typ kmsg.ConfigResourceType, name string) string {
+	eff := r.s.effectiveConfig()
+	if typ == resourceTopic {
+		return config.TopicValue(eff, r.currentConfigs(t, typ), name)
+	}
+	return config.Value(eff, name)
+}

@@ -1,0 +1,282 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// conn is one client connection. A reader goroutine only reads frames; a
+// processor goroutine decodes, handles and writes the answers in order. Two
+// frame buffers circulate between them, so the reader is at most one request
+// ahead (Kafka mutes a connection while a request is in flight) and notices a
+// closed socket while a long-poll is parked, which cancels the conn context.
+type conn struct {
+	s        *Server
+	nc       net.Conn
+	listener int // index into Server.listeners
+	logger   *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	frames chan []byte // read frames, in order
+	free   chan []byte // frame buffers back to the reader
+	wbuf   []byte      // response buffer, owned by the processor
+	// fetchBuf holds record bytes read for the current Fetch; it is reused
+	// because the response is written before the next request is handled.
+	fetchBuf []byte
+
+	closeOnce sync.Once
+}
+
+// request is what a handler sees of the request it serves.
+type request struct {
+	s             *Server
+	c             *conn
+	ctx           context.Context
+	key           int16
+	version       int16
+	correlationID int32
+	clientID      string
+}
+
+func (s *Server) newConn(nc net.Conn, listener int) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	c := &conn{
+		s:        s,
+		nc:       nc,
+		listener: listener,
+		logger:   s.logger.With("remote", nc.RemoteAddr().String()),
+		ctx:      ctx,
+		cancel:   cancel,
+		frames:   make(chan []byte, 1),
+		free:     make(chan []byte, 2),
+	}
+	c.free <- make([]byte, 0, 4096)
+	c.free <- make([]byte, 0, 4096)
+	return c
+}
+
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+// serve runs the connection until it closes. It never panics: a panic in a
+// handler is logged with its stack and closes only this connection.
+func (c *conn) serve() {
+	defer c.s.connDone(c)
+	defer c.close()
+	go c.readLoop()
+	c.processLoop()
+}
+
+// errWrongProtocol marks a peer that does not speak Kafka on this port.
+var errWrongProtocol = errors.New("not a Kafka client")
+
+func (c *conn) readLoop() {
+	defer close(c.frames)
+	var hdr [4]byte
+	for {
+		var buf []byte
+		select {
+		case buf = <-c.free:
+		case <-c.ctx.Done():
+			return
+		}
+		// connections.max.idle.ms: a connection with no request for that
+		// long is closed. Checking the context after arming the deadline
+		// closes the race with Shutdown, which cancels and then sets an
+		// immediate deadline.
+		if idle := c.s.cfg.ConnectionsMaxIdleMs; idle > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(time.Duration(idle) * time.Millisecond))
+			if c.ctx.Err() != nil {
+				return
+			}
+		}
+		if _, err := io.ReadFull(c.nc, hdr[:]); err != nil {
+			c.readFailed(err)
+			return
+		}
+		size := int32(binary.BigEndian.Uint32(hdr[:]))
+		if err := c.checkSize(hdr, size); err != nil {
+			c.logger.Warn("closing connection", "err", err)
+			c.close()
+			return
+		}
+		if cap(buf) < int(size) {
+			buf = make([]byte, size)
+		}
+		buf = buf[:size]
+		if _, err := io.ReadFull(c.nc, buf); err != nil {
+			c.readFailed(err)
+			return
+		}
+		select {
+		case c.frames <- buf:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *conn) readFailed(err error) {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && c.ctx.Err() == nil {
+		c.logger.Debug("read failed", "err", err)
+	}
+	c.cancel()
+}
+
+// checkSize rejects a frame before anything is allocated for it.
+func (c *conn) checkSize(hdr [4]byte, size int32) error {
+	switch {
+	case bytes.Equal(hdr[:], []byte("GET ")), bytes.Equal(hdr[:], []byte("POST")),
+		bytes.Equal(hdr[:], []byte("PUT ")), bytes.Equal(hdr[:], []byte("HEAD")):
+		return fmt.Errorf("%w: an HTTP request on the Kafka port", errWrongProtocol)
+	case hdr[0] == 0x16 && hdr[1] == 0x03:
+		return fmt.Errorf("%w: a TLS handshake on a PLAINTEXT listener", errWrongProtocol)
+	case size < 8: // api key, version, correlation id, client id length
+		return fmt.Errorf("invalid request size %d", size)
+	case size > c.s.cfg.SocketRequestMaxBytes:
+		return fmt.Errorf("request size %d is larger than socket.request.max.bytes %d", size, c.s.cfg.SocketRequestMaxBytes)
+	}
+	return nil
+}
+
+func (c *conn) processLoop() {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("panic serving connection; closing it", "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	for frame := range c.frames {
+		err := c.handleFrame(frame)
+		c.free <- frame[:0]
+		if err != nil {
+			c.logger.Info("closing connection", "err", err)
+			return
+		}
+	}
+}
+
+// handleFrame decodes, dispatches and answers one request frame.
+func (c *conn) handleFrame(frame []byte) error {
+	key := int16(binary.BigEndian.Uint16(frame[0:]))
+	version := int16(binary.BigEndian.Uint16(frame[2:]))
+	corr := int32(binary.BigEndian.Uint32(frame[4:]))
+	rest := frame[8:]
+
+	r := &request{s: c.s, c: c, ctx: c.ctx, key: key, version: version, correlationID: corr}
+	var clientID string
+	if len(rest) < 2 {
+		return fmt.Errorf("truncated request header (key %d)", key)
+	}
+	n := int16(binary.BigEndian.Uint16(rest))
+	rest = rest[2:]
+	if n >= 0 {
+		if int(n) > len(rest) {
+			return fmt.Errorf("truncated client id (key %d)", key)
+		}
+		clientID = string(rest[:n])
+		rest = rest[n:]
+	}
+	r.clientID = clientID
+
+	api := lookupAPI(key)
+	if api == nil {
+		return fmt.Errorf("unsupported API key %d", key)
+	}
+	if version < api.minVersion || version > api.maxVersion {
+		if key == apiVersionsKey {
+			// KIP-511: answer in v0 shape so the client can learn our range.
+			return c.writeResponse(r, unsupportedAPIVersions(), 0)
+		}
+		return fmt.Errorf("unsupported version %d of %s (supported %d-%d)", version, kmsg.NameForKey(key), api.minVersion, api.maxVersion)
+	}
+
+	req := kmsg.RequestForKey(key)
+	req.SetVersion(version)
+	if req.IsFlexible() {
+		// Request header v2: tagged fields after the client id.
+		var err error
+		if rest, err = skipTags(rest); err != nil {
+			return fmt.Errorf("request header tags of %s v%d: %w", kmsg.NameForKey(key), version, err)
+		}
+	}
+	if err := req.ReadFrom(rest); err != nil {
+		if key == apiVersionsKey {
+			// Kafka answers an undecodable ApiVersions with INVALID_REQUEST.
+			resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+			resp.ErrorCode = errInvalidRequest
+			return c.writeResponse(r, resp, version)
+		}
+		return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
+	}
+
+	resp, err := api.handle(r, req)
+	if err != nil {
+		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
+	}
+	if resp == nil {
+		return nil
+	}
+	return c.writeResponse(r, resp, version)
+}
+
+// writeResponse encodes the response header and body into the reused buffer
+// and writes it.
+func (c *conn) writeResponse(r *request, resp kmsg.Response, version int16) error {
+	resp.SetVersion(version)
+	b := c.wbuf[:0]
+	b = append(b, 0, 0, 0, 0) // size, filled below
+	b = binary.BigEndian.AppendUint32(b, uint32(r.correlationID))
+	// Response header v1 (tagged fields) for flexible versions, except that
+	// ApiVersions always answers with header v0.
+	if resp.IsFlexible() && r.key != apiVersionsKey {
+		b = append(b, 0)
+	}
+	b = resp.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	c.wbuf = b
+	if cap(c.wbuf) > 1<<20 {
+		// Do not keep a huge fetch buffer around for an idle connection.
+		defer func() { c.wbuf = nil }()
+	}
+	_, err := c.nc.Write(b)
+	return err
+}
+
+// skipTags skips a tagged-field section.
+func skipTags(b []byte) ([]byte, error) {
+	num, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, errors.New("bad tag count")
+	}
+	b = b[n:]
+	for i := uint64(0); i < num; i++ {
+		_, n = binary.Uvarint(b) // tag
+		if n <= 0 {
+			return nil, errors.New("bad tag")
+		}
+		b = b[n:]
+		size, n := binary.Uvarint(b)
+		if n <= 0 || size > uint64(len(b)-n) {
+			return nil, errors.New("bad tag size")
+		}
+		b = b[n+int(size):]
+	}
+	return b, nil
+}

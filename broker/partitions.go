@@ -1,0 +1,161 @@
+package broker
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"sharq/config"
+	"sharq/log"
+	"sharq/raftmeta"
+)
+
+// topicParts is the set of partition logs this node serves for one topic.
+type topicParts struct {
+	id    raftmeta.UUID
+	parts []*partition
+}
+
+// partition is a served partition: its log and the long-polls parked on it.
+type partition struct {
+	topic string
+	index int32
+	log   *log.Log
+
+	mu      sync.Mutex
+	waiters map[*waiter]struct{}
+}
+
+// waiter is one parked long-poll. It may be registered on many partitions;
+// the first wake-up wins and the rest are no-ops (the channel holds one).
+type waiter struct {
+	ch chan struct{}
+}
+
+func newWaiter() *waiter { return &waiter{ch: make(chan struct{}, 1)} }
+
+func (p *partition) addWaiter(w *waiter) {
+	p.mu.Lock()
+	if p.waiters == nil {
+		p.waiters = make(map[*waiter]struct{})
+	}
+	p.waiters[w] = struct{}{}
+	p.mu.Unlock()
+}
+
+func (p *partition) removeWaiter(w *waiter) {
+	p.mu.Lock()
+	delete(p.waiters, w)
+	p.mu.Unlock()
+}
+
+// wake fires every parked waiter once; they re-register if they park again.
+func (p *partition) wake() {
+	p.mu.Lock()
+	for w := range p.waiters {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+		delete(p.waiters, w)
+	}
+	p.mu.Unlock()
+}
+
+// partitionFor returns the served partition, or nil.
+func (s *Server) partitionFor(topic string, index int32) *partition {
+	s.partsMu.RLock()
+	defer s.partsMu.RUnlock()
+	tp := s.topics[topic]
+	if tp == nil || index < 0 || int(index) >= len(tp.parts) {
+		return nil
+	}
+	return tp.parts[index]
+}
+
+// syncPartitions makes the open partition logs match the metadata image:
+// it opens logs for partitions this node leads and removes those of topics
+// that no longer exist (or were recreated with a new id). It is idempotent
+// and runs at start-up and after every metadata change made through this
+// node.
+func (s *Server) syncPartitions() error {
+	img := s.meta.Image()
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	for name, tp := range s.topics {
+		t := img.Topics[name]
+		if t != nil && t.ID == tp.id {
+			continue
+		}
+		for _, p := range tp.parts {
+			if p == nil {
+				continue
+			}
+			if err := s.logs.Delete(name, p.index); err != nil {
+				s.logger.Error("delete partition log", "topic", name, "partition", p.index, "err", err)
+			}
+			p.wake()
+		}
+		delete(s.topics, name)
+	}
+	for name, t := range img.Topics {
+		tp := s.topics[name]
+		if tp == nil {
+			tp = &topicParts{id: t.ID}
+			s.topics[name] = tp
+		}
+		cfg, err := s.logConfig(t.Configs)
+		if err != nil {
+			return fmt.Errorf("topic %s: %w", name, err)
+		}
+		for i := range t.Partitions {
+			if i < len(tp.parts) && tp.parts[i] != nil {
+				tp.parts[i].log.SetConfig(cfg)
+				continue
+			}
+			if t.Partitions[i].Leader != s.cfg.NodeID {
+				continue
+			}
+			l, err := s.logs.Open(name, int32(i), cfg)
+			if err != nil {
+				return fmt.Errorf("open partition %s-%d: %w", name, i, err)
+			}
+			for len(tp.parts) <= i {
+				tp.parts = append(tp.parts, nil)
+			}
+			tp.parts[i] = &partition{topic: name, index: int32(i), log: l}
+		}
+	}
+	return nil
+}
+
+// logConfig turns a topic's config overrides (with broker defaults) into the
+// storage layer's settings.
+func (s *Server) logConfig(overrides map[string]string) (log.Config, error) {
+	get := func(name string) string { return config.TopicValue(s.effectiveConfig(), overrides, name) }
+	var firstErr error
+	num := func(name string) int64 {
+		v, err := strconv.ParseInt(strings.TrimSpace(get(name)), 10, 64)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("config %s: %w", name, err)
+		}
+		return v
+	}
+	c := log.Config{
+		SegmentBytes:         num("segment.bytes"),
+		SegmentMs:            num("segment.ms"),
+		RetentionMs:          num("retention.ms"),
+		RetentionBytes:       num("retention.bytes"),
+		IndexIntervalBytes:   int32(num("index.interval.bytes")),
+		MaxMessageBytes:      int32(num("max.message.bytes")),
+		FlushMessages:        num("flush.messages"),
+		FlushMs:              num("flush.ms"),
+		TimestampBeforeMaxMs: num("message.timestamp.before.max.ms"),
+		TimestampAfterMaxMs:  num("message.timestamp.after.max.ms"),
+	}
+	if get("message.timestamp.type") == "LogAppendTime" {
+		c.TimestampType = log.LogAppendTime
+	}
+	return c, firstErr
+}

@@ -1,0 +1,311 @@
+// Package broker is the only package that knows the Kafka wire protocol. It
+// accepts connections, decodes requests with kmsg, calls the domain packages
+// (log, group, share, raftmeta) with plain Go values and encodes the answers.
+//
+// Each API lives in its own file named after its key (00_produce.go,
+// 01_fetch.go, ...) with a header comment giving the supported versions and
+// behaviour; its init() registers it in the one table (registry.go) that
+// drives both dispatch and the ApiVersions response.
+//
+// Shutdown order (Server.Shutdown): stop accepting, cancel parked long-polls
+// and wait for connections to finish their in-flight request, close the
+// partition logs (flush + clean-shutdown markers), close the metadata store.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sharq/config"
+	"sharq/log"
+	"sharq/raftmeta"
+)
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("broker: server closed")
+
+// Server is one sharq node.
+type Server struct {
+	cfg       *config.Config                // static: defaults, file, env, flags
+	effective atomic.Pointer[config.Config] // with dynamic broker configs
+	logger    *slog.Logger
+
+	meta *raftmeta.Store
+	logs *log.Manager
+
+	ctx    context.Context // cancelled at shutdown: wakes every parked request
+	cancel context.CancelFunc
+
+	listeners  []net.Listener
+	advertised []config.Listener // with the ports really bound
+
+	partsMu sync.RWMutex
+	topics  map[string]*topicParts // open partition logs by topic name
+
+	fetchSessions *fetchSessionCache
+	producerIDs   producerIDAllocator
+
+	connsMu  sync.Mutex
+	conns    map[*conn]struct{}
+	connsWG  sync.WaitGroup
+	closed   bool
+	bgWG     sync.WaitGroup
+	shutdown sync.Once
+}
+
+// New opens the node's stores under cfg.LogDirs. It does not listen yet.
+func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	base := logger // the stores add their own component and node attributes
+	logger = logger.With("component", "broker", "node", cfg.NodeID)
+	if err := os.MkdirAll(cfg.LogDirs, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", cfg.LogDirs, err)
+	}
+	voters, err := parseVoters(cfg.ControllerQuorumVoters)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := raftmeta.Open(raftmeta.Config{
+		Dir:       filepath.Join(cfg.LogDirs, "meta"),
+		NodeID:    cfg.NodeID,
+		Voters:    voters,
+		BindAddr:  cfg.ControllerListener,
+		ClusterID: cfg.ClusterID,
+		Logger:    base,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open metadata: %w", err)
+	}
+	logs, err := log.NewManager(cfg.LogDirs, log.Options{
+		Logger:                 base.With("node", cfg.NodeID),
+		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
+	})
+	if err != nil {
+		meta.Close()
+		return nil, fmt.Errorf("open partition logs: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:           cfg,
+		logger:        logger,
+		meta:          meta,
+		logs:          logs,
+		ctx:           ctx,
+		cancel:        cancel,
+		topics:        make(map[string]*topicParts),
+		conns:         make(map[*conn]struct{}),
+		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
+	}
+	s.producerIDs.s = s
+	if err := s.applyDynamicBrokerConfigs(); err != nil {
+		s.closeStores()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Listen binds every listener. A listener with port 0 gets a free port, and
+// that port is what the broker advertises.
+func (s *Server) Listen() error {
+	for i, l := range s.cfg.Listeners {
+		addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			s.closeListeners()
+			return fmt.Errorf("listen %s://%s: %w", l.Name, addr, err)
+		}
+		s.listeners = append(s.listeners, ln)
+		adv := l
+		for _, a := range s.cfg.AdvertisedListeners {
+			if a.Name == l.Name {
+				adv = a
+			}
+		}
+		if adv.Host == "" || adv.Host == "0.0.0.0" || adv.Host == "::" {
+			adv.Host = "localhost"
+		}
+		if adv.Port == 0 || (l.Port == 0 && adv.Port == l.Port) {
+			adv.Port = ln.Addr().(*net.TCPAddr).Port
+		}
+		s.advertised = append(s.advertised, adv)
+		_ = i
+	}
+	if len(s.advertised) == 0 {
+		return errors.New("no listeners configured")
+	}
+	adv := s.advertised[0]
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	if err := s.meta.RegisterBroker(ctx, raftmeta.Broker{NodeID: s.cfg.NodeID, Host: adv.Host, Port: int32(adv.Port), Rack: s.cfg.BrokerRack}); err != nil {
+		s.closeListeners()
+		return fmt.Errorf("register broker: %w", err)
+	}
+	return nil
+}
+
+// Advertised returns the listeners as clients should reach them.
+func (s *Server) Advertised() []config.Listener { return s.advertised }
+
+// Serve accepts connections on every bound listener and runs background
+// work until Shutdown. It returns ErrServerClosed after a clean shutdown.
+func (s *Server) Serve() error {
+	s.bgWG.Add(1)
+	go func() {
+		defer s.bgWG.Done()
+		if err := s.logs.Run(s.ctx); err != nil && s.ctx.Err() == nil {
+			s.logger.Error("log maintenance stopped", "err", err)
+		}
+	}()
+	var wg sync.WaitGroup
+	for i, ln := range s.listeners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.acceptLoop(ln, i)
+		}()
+	}
+	wg.Wait()
+	return ErrServerClosed
+}
+
+func (s *Server) acceptLoop(ln net.Listener, idx int) {
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Temporary failures (EMFILE...): back off like net/http does.
+			if backoff == 0 {
+				backoff = 5 * time.Millisecond
+			} else if backoff *= 2; backoff > time.Second {
+				backoff = time.Second
+			}
+			s.logger.Warn("accept failed", "err", err, "retry_in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-s.ctx.Done():
+				return
+			}
+			continue
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		c := s.newConn(nc, idx)
+		s.connsMu.Lock()
+		if s.closed {
+			s.connsMu.Unlock()
+			nc.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.connsWG.Add(1)
+		s.connsMu.Unlock()
+		go c.serve()
+	}
+}
+
+func (s *Server) connDone(c *conn) {
+	s.connsMu.Lock()
+	delete(s.conns, c)
+	s.connsMu.Unlock()
+	s.connsWG.Done()
+}
+
+// Shutdown stops accepting, lets in-flight requests finish (parked
+// long-polls are woken and answer at once), then closes the stores in
+// reverse order of opening. If ctx expires first, remaining connections are
+// closed hard.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var err error
+	s.shutdown.Do(func() {
+		s.connsMu.Lock()
+		s.closed = true
+		conns := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.connsMu.Unlock()
+		s.closeListeners()
+		// Wake parked long-polls, then stop reading new requests: a request
+		// being handled finishes and its answer is written before the
+		// processor sees the closed channel. Cancelling first matters: a
+		// reader re-arming its idle deadline checks the context after doing
+		// so (conn.readLoop).
+		s.cancel()
+		for _, c := range conns {
+			c.nc.SetReadDeadline(time.Now())
+		}
+		done := make(chan struct{})
+		go func() { s.connsWG.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			for _, c := range conns {
+				c.close()
+			}
+			<-done
+		}
+		s.bgWG.Wait()
+		err = s.closeStores()
+	})
+	return err
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+}
+
+func (s *Server) closeStores() error {
+	var errs []error
+	if err := s.logs.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close partition logs: %w", err))
+	}
+	if err := s.meta.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close metadata: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// parseVoters parses controller.quorum.voters: "1@host:port,2@host:port".
+func parseVoters(s string) ([]raftmeta.Voter, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []raftmeta.Voter
+	for _, part := range splitList(s) {
+		at := -1
+		for i := range part {
+			if part[i] == '@' {
+				at = i
+				break
+			}
+		}
+		if at <= 0 {
+			return nil, fmt.Errorf("controller.quorum.voters: %q is not id@host:port", part)
+		}
+		id, err := strconv.ParseInt(part[:at], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("controller.quorum.voters: bad node id in %q", part)
+		}
+		out = append(out, raftmeta.Voter{ID: int32(id), Addr: part[at+1:]})
+	}
+	return out, nil
+}

@@ -1,0 +1,126 @@
+// Command sharq is a Kafka-protocol broker with native share groups.
+//
+//	sharq                              serve with embedded defaults (PLAINTEXT://localhost:9092, ./sharq-data)
+//	sharq --config FILE                YAML or a Kafka server.properties
+//	sharq --override key=value ...     like kafka-server-start.sh
+//	sharq --check-config               validate and exit
+//	sharq --help                       every key with its default
+//	sharq config [text|markdown]       the configuration reference
+//
+// Environment: SHARQ_<KEY> (dots as underscores, upper case). Once the
+// listeners accept connections sharq prints one line to stdout starting with
+// "ready"; logs go to stderr. SIGTERM or SIGINT shuts down gracefully; a
+// second signal exits at once.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"sharq/broker"
+	"sharq/config"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr, nil))
+}
+
+// shutdownTimeout bounds the graceful part of a shutdown; connections still
+// busy after it are closed.
+const shutdownTimeout = 10 * time.Second
+
+// run is main without the process: it returns the exit code. stop, when not
+// nil, replaces OS signals (tests).
+func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
+	if len(args) > 0 && args[0] == "config" {
+		format := "text"
+		if len(args) > 1 {
+			format = args[1]
+		}
+		if err := config.WriteReference(stdout, format); err != nil {
+			fmt.Fprintln(stderr, "sharq:", err)
+			return 2
+		}
+		return 0
+	}
+	cfg, action, err := config.Load(args, environ, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "sharq:", err)
+		return 2
+	}
+	switch action {
+	case config.ActionHelp:
+		if err := config.WriteHelp(stdout); err != nil {
+			fmt.Fprintln(stderr, "sharq:", err)
+			return 2
+		}
+		return 0
+	case config.ActionCheck:
+		fmt.Fprintln(stdout, "configuration ok")
+		return 0
+	}
+	logger := cfg.NewLogger(stderr)
+
+	srv, err := broker.New(cfg, logger)
+	if err != nil {
+		logger.Error("start failed", "err", err)
+		return 1
+	}
+	if err := srv.Listen(); err != nil {
+		logger.Error("start failed", "err", err)
+		srv.Shutdown(context.Background())
+		return 1
+	}
+
+	if stop == nil {
+		sig := make(chan os.Signal, 2)
+		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+		defer signal.Stop(sig)
+		stop = sig
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve() }()
+
+	var names []string
+	for _, l := range srv.Advertised() {
+		names = append(names, l.String())
+	}
+	fmt.Fprintf(stdout, "ready listeners=%s\n", strings.Join(names, ","))
+	logger.Info("sharq ready", "listeners", strings.Join(names, ","), "log.dirs", cfg.LogDirs)
+
+	select {
+	case s := <-stop:
+		logger.Info("shutting down", "signal", s.String())
+	case err := <-serveErr:
+		logger.Error("server stopped", "err", err)
+		srv.Shutdown(context.Background())
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			logger.Error("shutdown", "err", err)
+			return 1
+		}
+	case s := <-stop:
+		logger.Error("second signal: exiting without a clean shutdown", "signal", s.String())
+		return 1
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, broker.ErrServerClosed) {
+		logger.Error("serve", "err", err)
+		return 1
+	}
+	logger.Info("stopped")
+	return 0
+}
