@@ -113,6 +113,10 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		s.closeStores()
 		return nil, err
 	}
+	if err := s.openCoordinators(); err != nil {
+		s.closeStores()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -275,6 +279,9 @@ func (s *Server) closeListeners() {
 
 func (s *Server) closeStores() error {
 	var errs []error
+	if err := s.closeCoordinators(); err != nil {
+		errs = append(errs, fmt.Errorf("close coordinators: %w", err))
+	}
 	if err := s.logs.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close partition logs: %w", err))
 	}
