@@ -2,6 +2,9 @@ package broker_test
 
 import (
 	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -10,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/brokertest"
+	"sharq/config"
 )
 
 func strp(s string) *string { return &s }
@@ -281,4 +285,43 @@ func freshTopic(t testing.TB, b *brokertest.Broker, topic string) kmsg.MetadataR
 		t.Fatal(err)
 	}
 	return resp.Topics[0]
+}
+
+func TestMetricsAndHealth(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.MetricsListener = "127.0.0.1:0" }))
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "metered", 1, nil)
+	produceSync(t, newClient(t, b, kgo.DefaultProduceTopic("metered")), &kgo.Record{Value: []byte("x")})
+	base := "http://" + b.Server.AdminAddr()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("/healthz: %d", code)
+	}
+	if code, _ := get("/readyz"); code != 200 {
+		t.Errorf("/readyz: %d", code)
+	}
+	code, body := get("/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, want := range []string{
+		`sharq_requests_total{api="Produce"} 1`,
+		`sharq_partition_log_end_offset{partition="0",topic="metered"} 1`,
+		`sharq_request_duration_seconds_bucket{api="Metadata"`,
+		"sharq_connections ",
+		"go_goroutines ",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 }

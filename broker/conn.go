@@ -164,6 +164,9 @@ func (c *conn) processLoop() {
 	}()
 	for frame := range c.frames {
 		err := c.handleFrame(frame)
+		if err != nil && len(frame) >= 2 {
+			c.s.metrics.failed(int16(binary.BigEndian.Uint16(frame)))
+		}
 		c.free <- frame[:0]
 		if err != nil {
 			c.logger.Info("closing connection", "err", err)
@@ -174,6 +177,7 @@ func (c *conn) processLoop() {
 
 // handleFrame decodes, dispatches and answers one request frame.
 func (c *conn) handleFrame(frame []byte) error {
+	start := time.Now()
 	key := int16(binary.BigEndian.Uint16(frame[0:]))
 	version := int16(binary.BigEndian.Uint16(frame[2:]))
 	corr := int32(binary.BigEndian.Uint32(frame[4:]))
@@ -202,7 +206,7 @@ func (c *conn) handleFrame(frame []byte) error {
 	if version < api.minVersion || version > api.maxVersion {
 		if key == apiVersionsKey {
 			// KIP-511: answer in v0 shape so the client can learn our range.
-			return c.writeResponse(r, unsupportedAPIVersions(), 0)
+			return c.writeResponse(r, unsupportedAPIVersions(), 0, start, len(frame)+4)
 		}
 		return fmt.Errorf("unsupported version %d of %s (supported %d-%d)", version, kmsg.NameForKey(key), api.minVersion, api.maxVersion)
 	}
@@ -221,7 +225,7 @@ func (c *conn) handleFrame(frame []byte) error {
 			// Kafka answers an undecodable ApiVersions with INVALID_REQUEST.
 			resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 			resp.ErrorCode = errInvalidRequest
-			return c.writeResponse(r, resp, version)
+			return c.writeResponse(r, resp, version, start, len(frame)+4)
 		}
 		return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
@@ -231,14 +235,16 @@ func (c *conn) handleFrame(frame []byte) error {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
 	if resp == nil {
+		c.s.metrics.observe(key, start, len(frame)+4, 0)
 		return nil
 	}
-	return c.writeResponse(r, resp, version)
+	return c.writeResponse(r, resp, version, start, len(frame)+4)
 }
 
 // writeResponse encodes the response header and body into the reused buffer
-// and writes it.
-func (c *conn) writeResponse(r *request, resp kmsg.Response, version int16) error {
+// and writes it. The request is counted before the write, so a client that
+// has its answer also sees it in the metrics.
+func (c *conn) writeResponse(r *request, resp kmsg.Response, version int16, start time.Time, inBytes int) error {
 	resp.SetVersion(version)
 	b := c.wbuf[:0]
 	b = append(b, 0, 0, 0, 0) // size, filled below
@@ -255,6 +261,7 @@ func (c *conn) writeResponse(r *request, resp kmsg.Response, version int16) erro
 		// Do not keep a huge fetch buffer around for an idle connection.
 		defer func() { c.wbuf = nil }()
 	}
+	c.s.metrics.observe(r.key, start, inBytes, len(b))
 	_, err := c.nc.Write(b)
 	return err
 }

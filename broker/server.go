@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,6 +55,11 @@ type Server struct {
 
 	fetchSessions *fetchSessionCache
 	producerIDs   producerIDAllocator
+
+	metrics   *metrics
+	admin     *http.Server // metrics.listener: /metrics, /healthz, /readyz
+	adminAddr string
+	ready     atomic.Bool // listeners accepting and metadata loaded
 
 	connsMu  sync.Mutex
 	conns    map[*conn]struct{}
@@ -109,6 +115,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
 	}
 	s.producerIDs.s = s
+	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
 		s.closeStores()
 		return nil, err
@@ -156,6 +163,10 @@ func (s *Server) Listen() error {
 		s.closeListeners()
 		return fmt.Errorf("register broker: %w", err)
 	}
+	if err := s.startAdmin(); err != nil {
+		s.closeListeners()
+		return err
+	}
 	return nil
 }
 
@@ -172,6 +183,7 @@ func (s *Server) Serve() error {
 			s.logger.Error("log maintenance stopped", "err", err)
 		}
 	}()
+	s.ready.Store(true)
 	var wg sync.WaitGroup
 	for i, ln := range s.listeners {
 		wg.Add(1)
@@ -220,6 +232,7 @@ func (s *Server) acceptLoop(ln net.Listener, idx int) {
 		s.conns[c] = struct{}{}
 		s.connsWG.Add(1)
 		s.connsMu.Unlock()
+		s.metrics.connections.Inc()
 		go c.serve()
 	}
 }
@@ -228,6 +241,7 @@ func (s *Server) connDone(c *conn) {
 	s.connsMu.Lock()
 	delete(s.conns, c)
 	s.connsMu.Unlock()
+	s.metrics.connections.Dec()
 	s.connsWG.Done()
 }
 
@@ -238,6 +252,7 @@ func (s *Server) connDone(c *conn) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.shutdown.Do(func() {
+		s.ready.Store(false)
 		s.connsMu.Lock()
 		s.closed = true
 		conns := make([]*conn, 0, len(s.conns))
@@ -265,6 +280,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 			<-done
 		}
+		s.stopAdmin(ctx)
 		s.bgWG.Wait()
 		err = s.closeStores()
 	})

@@ -1,0 +1,163 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// metrics are the broker's Prometheus metrics. Per-API series are resolved
+// once at start-up so that counting a request costs no allocation and no map
+// lookup; per-partition gauges are read from the logs at scrape time, so
+// the hot path pays nothing for them.
+type metrics struct {
+	reg         *prometheus.Registry
+	requests    [maxAPIKey + 1]prometheus.Counter
+	errors      [maxAPIKey + 1]prometheus.Counter
+	latency     [maxAPIKey + 1]prometheus.Observer
+	bytesIn     prometheus.Counter
+	bytesOut    prometheus.Counter
+	connections prometheus.Gauge
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sharq_requests_total", Help: "Kafka requests handled, by API.",
+	}, []string{"api"})
+	closed := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sharq_request_errors_total", Help: "Requests that closed their connection (malformed or unsupported), by API.",
+	}, []string{"api"})
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "sharq_request_duration_seconds",
+		Help:    "Time from a request's arrival to its response being written, by API (long-polls included).",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"api"})
+	for _, e := range registeredAPIs() {
+		name := kmsg.NameForKey(e.key)
+		m.requests[e.key] = requests.WithLabelValues(name)
+		m.errors[e.key] = closed.WithLabelValues(name)
+		m.latency[e.key] = latency.WithLabelValues(name)
+	}
+	m.bytesIn = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_request_bytes_total", Help: "Bytes of Kafka request frames received."})
+	m.bytesOut = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_response_bytes_total", Help: "Bytes of Kafka response frames sent."})
+	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sharq_connections", Help: "Open client connections."})
+	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections,
+		partitionCollector{s},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// observe records one handled request.
+func (m *metrics) observe(key int16, start time.Time, in, out int) {
+	if key < 0 || key > maxAPIKey || m.requests[key] == nil {
+		return
+	}
+	m.requests[key].Inc()
+	m.latency[key].Observe(time.Since(start).Seconds())
+	m.bytesIn.Add(float64(in))
+	m.bytesOut.Add(float64(out))
+}
+
+func (m *metrics) failed(key int16) {
+	if key >= 0 && key <= maxAPIKey && m.errors[key] != nil {
+		m.errors[key].Inc()
+	}
+}
+
+var (
+	descLogEnd = prometheus.NewDesc("sharq_partition_log_end_offset",
+		"Log end offset of a partition.", []string{"topic", "partition"}, nil)
+	descLogStart = prometheus.NewDesc("sharq_partition_log_start_offset",
+		"Log start offset of a partition.", []string{"topic", "partition"}, nil)
+	descHighWatermark = prometheus.NewDesc("sharq_partition_high_watermark",
+		"High watermark of a partition: what consumers can read.", []string{"topic", "partition"}, nil)
+	descLogSize = prometheus.NewDesc("sharq_partition_log_size_bytes",
+		"Bytes on disk of a partition's segments.", []string{"topic", "partition"}, nil)
+)
+
+// partitionCollector reads partition gauges from the open logs at scrape
+// time.
+type partitionCollector struct{ s *Server }
+
+func (c partitionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descLogEnd
+	ch <- descLogStart
+	ch <- descHighWatermark
+	ch <- descLogSize
+}
+
+func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
+	c.s.partsMu.RLock()
+	defer c.s.partsMu.RUnlock()
+	for name, tp := range c.s.topics {
+		for _, p := range tp.parts {
+			if p == nil {
+				continue
+			}
+			idx := strconv.Itoa(int(p.index))
+			ch <- prometheus.MustNewConstMetric(descLogEnd, prometheus.GaugeValue, float64(p.log.LogEndOffset()), name, idx)
+			ch <- prometheus.MustNewConstMetric(descLogStart, prometheus.GaugeValue, float64(p.log.LogStartOffset()), name, idx)
+			ch <- prometheus.MustNewConstMetric(descHighWatermark, prometheus.GaugeValue, float64(p.log.HighWatermark()), name, idx)
+			ch <- prometheus.MustNewConstMetric(descLogSize, prometheus.GaugeValue, float64(p.log.Size()), name, idx)
+		}
+	}
+}
+
+// adminHandler serves /metrics, /healthz (the process is up) and /readyz
+// (listeners accepting and metadata loaded).
+func (s *Server) adminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !s.ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	return mux
+}
+
+// startAdmin binds metrics.listener when it is set.
+func (s *Server) startAdmin() error {
+	addr := s.cfg.MetricsListener
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen metrics.listener %s: %w", addr, err)
+	}
+	s.adminAddr = ln.Addr().String()
+	s.admin = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
+	s.bgWG.Add(1)
+	go func() {
+		defer s.bgWG.Done()
+		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// AdminAddr is the bound metrics listener address ("" when off).
+func (s *Server) AdminAddr() string { return s.adminAddr }
+
+func (s *Server) stopAdmin(ctx context.Context) {
+	if s.admin != nil {
+		s.admin.Shutdown(ctx)
+	}
+}
