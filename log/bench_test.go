@@ -243,7 +243,7 @@ func BenchmarkAppendVsWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer m.Close()
-			l, err := m.Open("bench", 0, Config{SegmentBytes: 256 << 20})
+			l, err := m.Open("bench", 0, Config{SegmentBytes: 1 << 30})
 			if err != nil {
 				b.Fatal(err)
 			}
