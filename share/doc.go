@@ -1,0 +1,39 @@
+// Package share holds the share-group (KIP-932) share-partition lock
+// manager and its persistence.
+//
+// A SharePartition is one (group, topic-partition): SPSO, SPEO and an
+// ordered set of in-flight offset ranges, each Available, Acquired,
+// Acknowledged or Archived with a delivery count and, while Acquired, an
+// owner member and a lock deadline. It is a pure state machine: the clock
+// comes in as an argument, it does no I/O and starts no goroutines, and
+// every mutating call returns Effects (SPSO moved, records became
+// available, state to persist and whether durably before answering). The
+// caller serialises calls with a per-share-partition mutex.
+//
+// The broker's ShareFetch path, per partition, under that mutex:
+//
+//	from := max(sp.NextFetchOffset(), log.LogStartOffset())
+//	data, _ := log.Read(from, maxBytes, buf)
+//	src.Reset(from, data, share.Bounds{LogStart: ..., HighWatermark: ..., LastStable: ...}, aborted)
+//	eff, err := sp.Acquire(member, now, share.AcquireRequest{...}, &src, &res)
+//	records := share.SliceBatches(data, res.RecordsFirst, res.RecordsLast)
+//	// res.Acquired -> AcquiredRecords; re-arm the timer from sp.NextDeadline()
+//
+// ShareAcknowledge (and piggy-backed acks): sp.Acknowledge, then if
+// eff.Persist write sp.AppendState through the Persister, with sync when
+// eff.Durable, before answering. The single timer per share-partition calls
+// sp.ExpireLocks; a closed share session or dropped connection calls
+// sp.ReleaseMember. Any Effects.Available wakes parked ShareFetches.
+//
+// Persisted value (one pebble key per share-partition, see codec.go):
+//
+//	key   "s/" group 0x00 topicID[16] partition(uint32 big-endian)
+//	value 0x53 'S' | version 1 | varint SPSO | varint state epoch |
+//	      varint DeliveryCompleteCount | uvarint n |
+//	      n x (uvarint gap from previous end | uvarint length-1 |
+//	           byte DeliveryState | uvarint DeliveryCount)
+//
+// fsync points: Write(sync=true) commits with pebble.Sync; Write(sync=false)
+// goes to pebble's WAL without fsync and becomes durable with the next
+// sync write or Flush. DESIGN.md says which transitions need which.
+package share

@@ -1,0 +1,735 @@
+package share
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// span is one range of the in-flight cache: consecutive offsets that share
+// a state, a delivery count and (while Acquired) an owner and deadline.
+type span struct {
+	first, last int64
+	deadline    int64 // UnixNano; only while Acquired
+	owner       string
+	count       int16
+	state       RecordState
+}
+
+func (s *span) len() int64 { return s.last - s.first + 1 }
+
+// mergeable: terminal ranges merge regardless of count (the count of a
+// terminal record no longer matters to delivery), live ones only when
+// everything that drives their future transitions is equal.
+func mergeable(a, b *span) bool {
+	if a.last+1 != b.first || a.state != b.state {
+		return false
+	}
+	if a.state.Terminal() {
+		return true
+	}
+	return a.count == b.count && a.owner == b.owner && a.deadline == b.deadline
+}
+
+// SharePartition is the lock manager of one (group, topic-partition).
+// It is not safe for concurrent use: the caller holds a per-share-partition
+// mutex around every call. It never does I/O and never reads the clock.
+//
+// Invariants: ranges are sorted and non-overlapping; [spso, speo] is
+// covered without holes; nothing below spso is tracked except Acquired
+// ranges left behind when the log start offset jumped past them (they are
+// archived when they come back).
+type SharePartition struct {
+	cfg        Config
+	spso, speo int64 // speo = spso-1 when nothing is in flight; spso = -1 uninitialised
+	stateEpoch int32
+	ranges     []span
+	dirty      bool
+
+	// availFrom: no offset in [spso, availFrom) is Available. It makes the
+	// next fetch offset O(1) in steady state.
+	availFrom int64
+	// minDeadline caches the earliest lock deadline (math.MaxInt64 = none);
+	// deadlineOK false means it must be recomputed.
+	minDeadline int64
+	deadlineOK  bool
+}
+
+// New returns an uninitialised share-partition (StartOffset -1, as Kafka
+// persists it before share.auto.offset.reset is applied).
+func New(cfg Config) *SharePartition {
+	return &SharePartition{cfg: cfg.withDefaults(), spso: -1, speo: -2, minDeadline: math.MaxInt64, deadlineOK: true}
+}
+
+// SetConfig applies changed group configs. A lowered delivery limit takes
+// effect at the next release, so one over-limit attempt may remain (KIP-1240).
+func (p *SharePartition) SetConfig(cfg Config) { p.cfg = cfg.withDefaults() }
+
+// Config returns the effective configuration.
+func (p *SharePartition) Config() Config { return p.cfg }
+
+// Initialised reports whether a start offset is known.
+func (p *SharePartition) Initialised() bool { return p.spso >= 0 }
+
+// StartOffset is the SPSO (-1 when uninitialised).
+func (p *SharePartition) StartOffset() int64 { return p.spso }
+
+// EndOffset is the SPEO: the last offset in flight, StartOffset-1 when none.
+func (p *SharePartition) EndOffset() int64 { return p.speo }
+
+// StateEpoch is the state epoch (bumped by every reset).
+func (p *SharePartition) StateEpoch() int32 { return p.stateEpoch }
+
+// Dirty reports whether persistable state changed since the last AppendState.
+func (p *SharePartition) Dirty() bool { return p.dirty }
+
+// Initialise sets the start offset of a fresh share-partition (the offset
+// share.auto.offset.reset resolved to; see ResolveStartOffset). It discards
+// any in-flight state. The state must be persisted.
+func (p *SharePartition) Initialise(startOffset int64, stateEpoch int32) Effects {
+	if startOffset < 0 {
+		startOffset = 0
+	}
+	p.spso, p.speo, p.stateEpoch = startOffset, startOffset-1, stateEpoch
+	p.ranges = p.ranges[:0]
+	p.availFrom = startOffset
+	p.minDeadline, p.deadlineOK = math.MaxInt64, true
+	p.dirty = true
+	return Effects{SPSOMoved: true, Available: true, Persist: true, Durable: true}
+}
+
+// Reset is AlterShareGroupOffsets on an empty group: a new SPSO and state
+// epoch, every in-flight state and delivery count discarded. The group
+// coordinator checks that the group is empty; records still Acquired (a lock
+// not yet expired) are discarded too, and later acks for them fail.
+func (p *SharePartition) Reset(startOffset int64) Effects {
+	return p.Initialise(startOffset, p.stateEpoch+1)
+}
+
+// OffsetReset is share.auto.offset.reset.
+type OffsetReset int8
+
+const (
+	ResetLatest     OffsetReset = iota // default
+	ResetEarliest                      // log start offset
+	ResetByDuration                    // first offset with timestamp >= now-duration (resolved by the caller)
+)
+
+// ResolveStartOffset picks the initial SPSO. byDurationOffset is the offset
+// the caller found for now-duration (ListOffsets by timestamp; the high
+// watermark when no record is that recent).
+func ResolveStartOffset(r OffsetReset, b Bounds, byDurationOffset int64) int64 {
+	switch r {
+	case ResetEarliest:
+		return b.LogStart
+	case ResetByDuration:
+		return max(byDurationOffset, b.LogStart)
+	}
+	return b.HighWatermark
+}
+
+// search returns the index of the first range with last >= off.
+func (p *SharePartition) search(off int64) int {
+	lo, hi := 0, len(p.ranges)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p.ranges[m].last < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// splitAt makes off the first offset of a range if a range contains it, and
+// returns the index of the first range starting at or after off.
+func (p *SharePartition) splitAt(off int64) int {
+	i := p.search(off)
+	if i == len(p.ranges) || p.ranges[i].first >= off {
+		return i
+	}
+	p.ranges = append(p.ranges, span{})
+	copy(p.ranges[i+1:], p.ranges[i:])
+	p.ranges[i].last = off - 1
+	p.ranges[i+1].first = off
+	return i + 1
+}
+
+// coalesce merges mergeable neighbours among ranges[lo-1 .. hi+1].
+func (p *SharePartition) coalesce(lo, hi int) {
+	n := len(p.ranges)
+	if n < 2 {
+		return
+	}
+	lo = max(lo-1, 0)
+	hi = min(hi+1, n-1)
+	w := lo
+	for k := lo + 1; k <= hi; k++ {
+		if mergeable(&p.ranges[w], &p.ranges[k]) {
+			p.ranges[w].last = p.ranges[k].last
+			continue
+		}
+		w++
+		p.ranges[w] = p.ranges[k]
+	}
+	if w == hi {
+		return
+	}
+	m := copy(p.ranges[w+1:], p.ranges[hi+1:])
+	clear(p.ranges[w+1+m:])
+	p.ranges = p.ranges[:w+1+m]
+}
+
+// appendSpan adds a range after everything tracked, merging if it can.
+func (p *SharePartition) appendSpan(s span) {
+	if n := len(p.ranges); n > 0 && mergeable(&p.ranges[n-1], &s) {
+		p.ranges[n-1].last = s.last
+	} else {
+		p.ranges = append(p.ranges, s)
+	}
+	p.speo = s.last
+}
+
+// advance moves SPSO over terminal ranges and drops what lies below it.
+func (p *SharePartition) advance() bool {
+	old := p.spso
+	for k := p.search(p.spso); k < len(p.ranges); k++ {
+		r := &p.ranges[k]
+		if r.first > p.spso || !r.state.Terminal() {
+			break
+		}
+		p.spso = r.last + 1
+	}
+	if p.speo < p.spso-1 {
+		p.speo = p.spso - 1
+	}
+	// Drop everything below SPSO except Acquired ranges stranded there by a
+	// log start jump (usually none, so this stops at the first range).
+	w, k := 0, 0
+	for ; k < len(p.ranges) && p.ranges[k].last < p.spso; k++ {
+		if p.ranges[k].state == Acquired {
+			p.ranges[w] = p.ranges[k]
+			w++
+		}
+	}
+	if k > w {
+		m := copy(p.ranges[w:], p.ranges[k:])
+		clear(p.ranges[w+m:])
+		p.ranges = p.ranges[:w+m]
+	}
+	if p.availFrom < p.spso {
+		p.availFrom = p.spso
+	}
+	return p.spso != old
+}
+
+// moveStart handles a log start offset beyond SPSO (retention,
+// DeleteRecords): Available records below it are archived, Acquired ones
+// stay until they are acked, released or expire (then archived).
+func (p *SharePartition) moveStart(logStart int64) {
+	end := p.splitAt(logStart)
+	for k := 0; k < end; k++ {
+		if p.ranges[k].state == Available {
+			p.ranges[k].state = Archived
+		}
+	}
+	p.coalesce(0, end)
+	p.spso = logStart
+	p.advance()
+	p.dirty = true
+}
+
+// NextFetchOffset is where the next acquisition starts reading the log: the
+// first Available offset at or after SPSO, else SPEO+1.
+func (p *SharePartition) NextFetchOffset() int64 {
+	if p.spso < 0 {
+		return -1
+	}
+	for k := p.search(max(p.availFrom, p.spso)); k < len(p.ranges); k++ {
+		if p.ranges[k].state == Available {
+			p.availFrom = max(p.ranges[k].first, p.spso)
+			return p.availFrom
+		}
+	}
+	p.availFrom = p.speo + 1
+	return p.speo + 1
+}
+
+// throttleLimit is max(2, ceil(limit/2)): from this delivery count on,
+// redeliveries are throttled to isolate poison records (Kafka 4.2+).
+func (p *SharePartition) throttleLimit() int16 {
+	return int16(max(2, (p.cfg.DeliveryCountLimit+1)/2))
+}
+
+// Acquire locks records for member and fills res (reset first). It
+// re-acquires Available offsets inside the window first, lowest first, then
+// reads new batches past SPEO while the in-flight window
+// (share.partition.max.record.locks, measured as SPEO-SPSO+1) allows.
+func (p *SharePartition) Acquire(member string, now time.Time, req AcquireRequest, src BatchSource, res *AcquireResult) (Effects, error) {
+	res.reset()
+	var eff Effects
+	if p.spso < 0 {
+		return eff, ErrNotInitialised
+	}
+	b := src.Bounds()
+	end := b.HighWatermark
+	if p.cfg.ReadCommitted {
+		end = b.LastStable
+	}
+	if b.LogStart > p.spso {
+		p.moveStart(b.LogStart)
+		eff.SPSOMoved, eff.Persist, eff.Available = true, true, true
+	}
+	remaining := int64(req.MaxRecords)
+	if remaining <= 0 {
+		remaining = DefaultMaxRecords
+	}
+	batchSize := int64(req.BatchSize)
+	if batchSize <= 0 || req.Mode == RecordLimit {
+		batchSize = math.MaxInt64
+	}
+	deadline := now.UnixNano() + int64(p.cfg.RecordLockDuration)
+	stop := false
+
+	// Phase 1: re-acquire released / expired offsets inside the window.
+	k := p.search(max(p.availFrom, p.spso))
+	scanned := false
+	for k < len(p.ranges) && remaining > 0 && !stop {
+		r := &p.ranges[k]
+		if r.state != Available || r.last < p.spso {
+			k++
+			continue
+		}
+		a := max(r.first, p.spso)
+		if !scanned {
+			p.availFrom, scanned = a, true
+		}
+		if a >= end {
+			break
+		}
+		h, ok := src.Batch(a)
+		if !ok {
+			// Not in the data read (released after the read started, or
+			// past its end): leave it for the next fetch.
+			k++
+			continue
+		}
+		if h.BaseOffset > a {
+			// The records vanished (compaction): archive so SPSO can move.
+			k = p.transition(a, min(r.last, h.BaseOffset-1), Archived, 0, "", 0)
+			eff.Persist = true
+			continue
+		}
+		take := r.last - a + 1
+		cnt := r.count
+		if cnt >= p.throttleLimit() {
+			// Throttled redelivery: halve per extra attempt, last attempt alone.
+			cap := max(1, take>>(cnt-p.throttleLimit()+1))
+			if int(cnt)+1 >= p.cfg.DeliveryCountLimit {
+				cap = 1
+			}
+			remaining = min(remaining, cap)
+			stop = true
+		}
+		last := r.last
+		if take > remaining {
+			last = a + remaining - 1
+			if req.Mode == BatchOptimized && !stop {
+				if hb, ok := src.Batch(last); ok && hb.BaseOffset <= last {
+					last = min(r.last, hb.LastOffset)
+				}
+			}
+		}
+		last = min(last, end-1)
+		k = p.transition(a, last, Acquired, cnt+1, member, deadline)
+		res.add(a, last, cnt+1, batchSize)
+		remaining -= last - a + 1
+		p.noteDeadline(deadline)
+	}
+	if !scanned && k >= len(p.ranges) {
+		p.availFrom = p.speo + 1
+	}
+
+	// Phase 2: new data past SPEO.
+	if !stop && remaining > 0 {
+		inFlight := p.speo - p.spso + 1
+		quota := min(remaining, int64(p.cfg.MaxRecordLocks)-inFlight)
+		off := p.speo + 1
+		extend := false // the previous batch was acquired by this call
+		for quota > 0 && off < end {
+			h, ok := src.Batch(off)
+			if !ok || h.BaseOffset >= end || h.LastOffset >= end {
+				break
+			}
+			if h.BaseOffset > off {
+				// Offsets with no batch (compaction). Between two batches of
+				// one acquisition Kafka acquires them with the span and the
+				// client gap-acks them; before the first batch they are
+				// skipped, which here means archived so SPSO can pass them.
+				if extend && req.Mode == BatchOptimized {
+					p.appendSpan(span{first: off, last: h.BaseOffset - 1, state: Acquired, count: 1, owner: member, deadline: deadline})
+					res.add(off, h.BaseOffset-1, 1, batchSize)
+					quota -= h.BaseOffset - off
+				} else {
+					p.appendSpan(span{first: off, last: h.BaseOffset - 1, state: Archived})
+					eff.Persist = true
+				}
+			}
+			first := max(h.BaseOffset, off)
+			if p.cfg.ReadCommitted && h.Aborted {
+				p.appendSpan(span{first: first, last: h.LastOffset, state: Archived})
+				eff.Persist = true
+				off = h.LastOffset + 1
+				extend = false
+				continue
+			}
+			extend = true
+			last := h.LastOffset
+			if n := last - first + 1; n > quota && req.Mode == RecordLimit {
+				last = first + quota - 1
+			}
+			p.appendSpan(span{first: first, last: last, state: Acquired, count: 1, owner: member, deadline: deadline})
+			if last < h.LastOffset {
+				p.appendSpan(span{first: last + 1, last: h.LastOffset, state: Available})
+			}
+			res.add(first, last, 1, batchSize)
+			quota -= last - first + 1
+			off = h.LastOffset + 1
+			p.noteDeadline(deadline)
+		}
+	}
+	if p.advance() {
+		eff.SPSOMoved = true
+	}
+	if eff.Persist {
+		p.dirty = true
+	}
+	return eff, nil
+}
+
+// add appends an acquired range to the result, merging with the previous
+// entry when contiguous with the same count and under the batch size.
+func (res *AcquireResult) add(first, last int64, count int16, batchSize int64) {
+	if n := len(res.Acquired); n > 0 {
+		e := &res.Acquired[n-1]
+		if e.LastOffset+1 == first && e.DeliveryCount == count && e.LastOffset-e.FirstOffset+1 < batchSize {
+			e.LastOffset = last
+			goto span
+		}
+	}
+	res.Acquired = append(res.Acquired, AcquiredRecords{FirstOffset: first, LastOffset: last, DeliveryCount: count})
+span:
+	if res.RecordsFirst < 0 {
+		res.RecordsFirst = first
+	}
+	res.RecordsLast = last
+	res.Count += last - first + 1
+}
+
+// transition sets [a, b] (all tracked) to state and returns the index of the
+// first range after b (after merging).
+func (p *SharePartition) transition(a, b int64, state RecordState, count int16, owner string, deadline int64) int {
+	i := p.splitAt(a)
+	j := p.splitAt(b + 1)
+	for k := i; k < j; k++ {
+		r := &p.ranges[k]
+		if r.state == Acquired && r.deadline == p.minDeadline {
+			p.deadlineOK = false
+		}
+		r.state, r.owner, r.deadline = state, owner, deadline
+		if state == Acquired || count != 0 {
+			r.count = count
+		}
+	}
+	before := len(p.ranges)
+	p.coalesce(i, j-1)
+	return j - (before - len(p.ranges))
+}
+
+func (p *SharePartition) noteDeadline(d int64) {
+	if p.deadlineOK && d < p.minDeadline {
+		p.minDeadline = d
+	}
+}
+
+// NextDeadline is the earliest lock deadline: the one timer the caller arms
+// for this share-partition. ok is false when nothing is Acquired.
+func (p *SharePartition) NextDeadline() (time.Time, bool) {
+	if !p.deadlineOK {
+		p.minDeadline = math.MaxInt64
+		for k := range p.ranges {
+			if r := &p.ranges[k]; r.state == Acquired && r.deadline < p.minDeadline {
+				p.minDeadline = r.deadline
+			}
+		}
+		p.deadlineOK = true
+	}
+	if p.minDeadline == math.MaxInt64 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, p.minDeadline), true
+}
+
+// releaseState is where an Acquired range goes on release or expiry.
+func (p *SharePartition) releaseState(r *span) RecordState {
+	if r.last < p.spso || int(r.count) >= p.cfg.DeliveryCountLimit {
+		return Archived
+	}
+	return Available
+}
+
+// Acknowledge applies one partition's acknowledgement batches for member,
+// atomically: on any error nothing changed. Errors: ErrInvalidRequest
+// (malformed batches, offsets past SPEO), ErrInvalidRecordState (offsets
+// not Acquired by member, renew disabled, batch record not found).
+func (p *SharePartition) Acknowledge(member string, now time.Time, batches []AckBatch) (Effects, error) {
+	var eff Effects
+	if p.spso < 0 {
+		return eff, ErrNotInitialised
+	}
+	if err := p.validateAcks(member, batches); err != nil {
+		return eff, err
+	}
+	deadline := now.UnixNano() + int64(p.cfg.RecordLockDuration)
+	for bi := range batches {
+		ab := &batches[bi]
+		if len(ab.Types) == 1 {
+			p.ackRange(ab.FirstOffset, ab.LastOffset, ab.Types[0], deadline, &eff)
+			continue
+		}
+		// Per-offset types: apply runs of equal types as ranges.
+		start := 0
+		for i := 1; i <= len(ab.Types); i++ {
+			if i == len(ab.Types) || ab.Types[i] != ab.Types[start] {
+				p.ackRange(ab.FirstOffset+int64(start), ab.FirstOffset+int64(i-1), ab.Types[start], deadline, &eff)
+				start = i
+			}
+		}
+	}
+	if p.advance() {
+		eff.SPSOMoved = true
+	}
+	if eff.Persist {
+		p.dirty = true
+	}
+	return eff, nil
+}
+
+func (p *SharePartition) validateAcks(member string, batches []AckBatch) error {
+	prevLast := int64(math.MinInt64)
+	maxTracked := p.speo
+	if n := len(p.ranges); n > 0 {
+		maxTracked = max(maxTracked, p.ranges[n-1].last)
+	}
+	for bi := range batches {
+		ab := &batches[bi]
+		if ab.FirstOffset > ab.LastOffset || ab.FirstOffset < 0 {
+			return fmt.Errorf("%w: batch %d-%d", ErrInvalidRequest, ab.FirstOffset, ab.LastOffset)
+		}
+		if ab.FirstOffset <= prevLast {
+			return fmt.Errorf("%w: batches not ascending at %d", ErrInvalidRequest, ab.FirstOffset)
+		}
+		prevLast = ab.LastOffset
+		if len(ab.Types) == 0 || (len(ab.Types) > 1 && int64(len(ab.Types)) != ab.LastOffset-ab.FirstOffset+1) {
+			return fmt.Errorf("%w: %d acknowledge types for %d-%d", ErrInvalidRequest, len(ab.Types), ab.FirstOffset, ab.LastOffset)
+		}
+		for _, t := range ab.Types {
+			if t < AckGap || t > AckRenew {
+				return fmt.Errorf("%w: acknowledge type %d", ErrInvalidRequest, t)
+			}
+			if t == AckRenew && p.cfg.RenewDisabled {
+				return fmt.Errorf("%w: renew acknowledgements are disabled", ErrInvalidRecordState)
+			}
+		}
+		if ab.LastOffset > maxTracked {
+			return fmt.Errorf("%w: offsets %d-%d beyond the in-flight end %d", ErrInvalidRequest, ab.FirstOffset, ab.LastOffset, maxTracked)
+		}
+		k := p.search(ab.FirstOffset)
+		if ab.LastOffset < p.spso && (k == len(p.ranges) || p.ranges[k].first > ab.LastOffset) {
+			return fmt.Errorf("%w: batch record %d-%d not found", ErrInvalidRecordState, ab.FirstOffset, ab.LastOffset)
+		}
+		for ; k < len(p.ranges) && p.ranges[k].first <= ab.LastOffset; k++ {
+			r := &p.ranges[k]
+			if r.state != Acquired {
+				return fmt.Errorf("%w: offsets %d-%d are %s", ErrInvalidRecordState, max(r.first, ab.FirstOffset), min(r.last, ab.LastOffset), r.state)
+			}
+			if r.owner != member {
+				return fmt.Errorf("%w: member %s is not the owner of offsets %d-%d", ErrInvalidRecordState, member, max(r.first, ab.FirstOffset), min(r.last, ab.LastOffset))
+			}
+		}
+	}
+	return nil
+}
+
+// ackRange applies one type to [a, b] whose tracked offsets were validated
+// Acquired by the member; untracked offsets below SPSO are skipped.
+func (p *SharePartition) ackRange(a, b int64, t AckType, deadline int64, eff *Effects) {
+	if t == AckRenew {
+		i := p.splitAt(a)
+		j := p.splitAt(b + 1)
+		for k := i; k < j; k++ {
+			p.ranges[k].deadline = deadline
+		}
+		p.deadlineOK = false
+		p.coalesce(i, j-1)
+		return
+	}
+	eff.Persist = true
+	switch t {
+	case AckAccept:
+		p.transition(a, b, Acknowledged, 0, "", 0)
+		eff.Durable = true
+	case AckReject, AckGap:
+		p.transition(a, b, Archived, 0, "", 0)
+		eff.Durable = true
+	case AckRelease:
+		i := p.splitAt(a)
+		j := p.splitAt(b + 1)
+		for k := i; k < j; k++ {
+			r := &p.ranges[k]
+			if r.deadline == p.minDeadline {
+				p.deadlineOK = false
+			}
+			r.state, r.owner, r.deadline = p.releaseState(r), "", 0
+			if r.state == Available {
+				eff.Available = true
+				p.availFrom = min(p.availFrom, max(r.first, p.spso))
+			} else {
+				// Archived at the delivery limit: must not come back after a crash.
+				eff.Durable = true
+			}
+		}
+		p.coalesce(i, j-1)
+	}
+}
+
+// ExpireLocks releases every range whose lock deadline is <= now: Available
+// again, or Archived when the delivery count reached the limit (or the
+// offsets fell below SPSO). What changed is appended to dst.
+func (p *SharePartition) ExpireLocks(now time.Time, dst []InFlightRange) ([]InFlightRange, Effects) {
+	t := now.UnixNano()
+	var eff Effects
+	if d, ok := p.NextDeadline(); !ok || d.UnixNano() > t {
+		return dst, eff
+	}
+	return p.releaseWhere(func(r *span) bool { return r.deadline <= t }, false, dst)
+}
+
+// ReleaseMember releases everything member holds (its share session closed,
+// its connection dropped): Available again with the delivery count
+// decremented, as Kafka does, since those records may never have reached
+// the client; offsets below SPSO are archived. Nothing is archived for the
+// delivery limit on this path (the count went down).
+func (p *SharePartition) ReleaseMember(member string, now time.Time, dst []InFlightRange) ([]InFlightRange, Effects) {
+	_ = now // the release does not depend on time; kept for a uniform API
+	return p.releaseWhere(func(r *span) bool { return r.owner == member }, true, dst)
+}
+
+func (p *SharePartition) releaseWhere(match func(*span) bool, decrement bool, dst []InFlightRange) ([]InFlightRange, Effects) {
+	var eff Effects
+	changed := false
+	for k := range p.ranges {
+		r := &p.ranges[k]
+		if r.state != Acquired || !match(r) {
+			continue
+		}
+		changed = true
+		if decrement {
+			if r.count > 0 {
+				r.count--
+			}
+			r.state = Available
+			if r.last < p.spso {
+				r.state = Archived
+			}
+		} else {
+			r.state = p.releaseState(r)
+			// Archived at the delivery limit: written through (no client
+			// waits on it, but a crash must not hand the record out again).
+			eff.Durable = eff.Durable || r.state == Archived
+		}
+		r.owner, r.deadline = "", 0
+		if r.state == Available {
+			eff.Available = true
+			p.availFrom = min(p.availFrom, max(r.first, p.spso))
+		}
+		dst = append(dst, r.view())
+	}
+	if !changed {
+		return dst, eff
+	}
+	p.deadlineOK = false
+	p.coalesce(0, len(p.ranges)-1)
+	eff.Persist = true
+	p.dirty = true
+	if p.advance() {
+		eff.SPSOMoved = true
+	}
+	return dst, eff
+}
+
+func (r *span) view() InFlightRange {
+	v := InFlightRange{FirstOffset: r.first, LastOffset: r.last, State: r.state, DeliveryCount: r.count, Owner: r.owner}
+	if r.state == Acquired {
+		v.LockDeadline = time.Unix(0, r.deadline)
+	}
+	return v
+}
+
+// InFlight appends the in-flight cache (ranges in offset order) to dst.
+func (p *SharePartition) InFlight(dst []InFlightRange) []InFlightRange {
+	for k := range p.ranges {
+		dst = append(dst, p.ranges[k].view())
+	}
+	return dst
+}
+
+// DeliveryCompleteCount is the number of terminal offsets at or above SPSO
+// (KIP-1226).
+func (p *SharePartition) DeliveryCompleteCount() int64 {
+	var n int64
+	for k := p.search(p.spso); k < len(p.ranges); k++ {
+		r := &p.ranges[k]
+		if r.state.Terminal() {
+			n += r.last - max(r.first, p.spso) + 1
+		}
+	}
+	return n
+}
+
+// Lag is KIP-1226's lag for DescribeShareGroupOffsets: high watermark -
+// SPSO - DeliveryCompleteCount; -1 when uninitialised.
+func (p *SharePartition) Lag(highWatermark int64) int64 {
+	if p.spso < 0 {
+		return -1
+	}
+	return max(0, highWatermark-p.spso-p.DeliveryCompleteCount())
+}
+
+// Summary is what DescribeShareGroupOffsets and metrics need.
+type Summary struct {
+	StartOffset           int64
+	EndOffset             int64
+	StateEpoch            int32
+	DeliveryCompleteCount int64
+	Acquired              int64 // offsets currently Acquired
+	Available             int64 // offsets Available inside the window
+}
+
+// Summary returns counters over the in-flight cache.
+func (p *SharePartition) Summary() Summary {
+	s := Summary{StartOffset: p.spso, EndOffset: p.speo, StateEpoch: p.stateEpoch}
+	for k := range p.ranges {
+		r := &p.ranges[k]
+		switch {
+		case r.state == Acquired:
+			s.Acquired += r.len()
+		case r.state == Available && r.last >= p.spso:
+			s.Available += r.last - max(r.first, p.spso) + 1
+		case r.state.Terminal() && r.last >= p.spso:
+			s.DeliveryCompleteCount += r.last - max(r.first, p.spso) + 1
+		}
+	}
+	return s
+}

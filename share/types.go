@@ -1,0 +1,191 @@
+package share
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// RecordState is the state of an in-flight offset. The numeric values are
+// Kafka's DeliveryState ids, which is also what the codec persists.
+type RecordState int8
+
+const (
+	Available    RecordState = 0
+	Acquired     RecordState = 1
+	Acknowledged RecordState = 2
+	Archiving    RecordState = 3 // KIP-1191 (DLQ); never produced here yet, accepted on load
+	Archived     RecordState = 4
+)
+
+func (s RecordState) String() string {
+	switch s {
+	case Available:
+		return "Available"
+	case Acquired:
+		return "Acquired"
+	case Acknowledged:
+		return "Acknowledged"
+	case Archiving:
+		return "Archiving"
+	case Archived:
+		return "Archived"
+	}
+	return fmt.Sprintf("RecordState(%d)", int8(s))
+}
+
+// Terminal reports whether a record in this state is done for good.
+func (s RecordState) Terminal() bool {
+	return s == Acknowledged || s == Archived || s == Archiving
+}
+
+// AckType is an AcknowledgeTypes entry on the wire.
+type AckType int8
+
+const (
+	AckGap     AckType = 0 // internal: offsets with no data record (compaction hole, control marker)
+	AckAccept  AckType = 1
+	AckRelease AckType = 2
+	AckReject  AckType = 3
+	AckRenew   AckType = 4 // KIP-1222, v2 requests with IsRenewAck only (checked by the broker)
+)
+
+// AcquireMode is ShareFetch v2 ShareAcquireMode (KIP-1206).
+type AcquireMode int8
+
+const (
+	BatchOptimized AcquireMode = 0 // MaxRecords is soft: whole log batches
+	RecordLimit    AcquireMode = 1 // MaxRecords is hard: a log batch may be split
+)
+
+// Kafka's defaults (SHARE-GROUPS.md section 8).
+const (
+	DefaultDeliveryCountLimit = 5
+	DefaultRecordLockDuration = 30 * time.Second
+	DefaultMaxRecordLocks     = 2000
+	DefaultMaxRecords         = 500
+)
+
+// Config holds the effective group/broker settings of one share-partition.
+// Zero values get Kafka's defaults. Range checks against the broker's
+// min/max bounds are the config layer's job, not this package's.
+type Config struct {
+	DeliveryCountLimit int           // share.delivery.count.limit
+	RecordLockDuration time.Duration // share.record.lock.duration.ms
+	MaxRecordLocks     int           // share.partition.max.record.locks (in-flight window)
+	ReadCommitted      bool          // share.isolation.level=read_committed
+	RenewDisabled      bool          // share.renew.acknowledge.enable=false
+}
+
+func (c Config) withDefaults() Config {
+	if c.DeliveryCountLimit <= 0 {
+		c.DeliveryCountLimit = DefaultDeliveryCountLimit
+	}
+	if c.DeliveryCountLimit > 32767 {
+		c.DeliveryCountLimit = 32767
+	}
+	if c.RecordLockDuration <= 0 {
+		c.RecordLockDuration = DefaultRecordLockDuration
+	}
+	if c.MaxRecordLocks <= 0 {
+		c.MaxRecordLocks = DefaultMaxRecordLocks
+	}
+	return c
+}
+
+// AcquiredRecords is one ShareFetchResponse AcquiredRecords entry.
+type AcquiredRecords struct {
+	FirstOffset   int64
+	LastOffset    int64
+	DeliveryCount int16
+}
+
+// AcquireRequest carries the ShareFetch parameters that shape an acquisition.
+type AcquireRequest struct {
+	MaxRecords int // <= 0 means DefaultMaxRecords
+	BatchSize  int // preferred size of each AcquiredRecords entry; <= 0 means MaxRecords
+	Mode       AcquireMode
+}
+
+// AcquireResult is caller-owned and reused across calls: Acquire resets it.
+type AcquireResult struct {
+	Acquired []AcquiredRecords
+	// RecordsFirst..RecordsLast is the offset span whose covering log
+	// batches must be returned as Records (-1, -1 when nothing was acquired).
+	RecordsFirst, RecordsLast int64
+	Count                     int64 // acquired offsets
+}
+
+func (r *AcquireResult) reset() {
+	r.Acquired = r.Acquired[:0]
+	r.RecordsFirst, r.RecordsLast, r.Count = -1, -1, 0
+}
+
+// AckBatch is one AcknowledgementBatches entry: either one type for the
+// whole range or one type per offset.
+type AckBatch struct {
+	FirstOffset int64
+	LastOffset  int64
+	Types       []AckType
+}
+
+// InFlightRange is a read-only view of one range of the in-flight cache,
+// also used to report what a lock expiry or a release changed.
+type InFlightRange struct {
+	FirstOffset   int64
+	LastOffset    int64
+	State         RecordState
+	DeliveryCount int16
+	Owner         string    // member id while Acquired
+	LockDeadline  time.Time // zero unless Acquired
+}
+
+// Effects tells the caller what a mutating call changed.
+type Effects struct {
+	SPSOMoved bool // the share-partition start offset advanced
+	Available bool // records became available: wake parked ShareFetches
+	Persist   bool // persistable state changed (the partition is dirty)
+	Durable   bool // ... and it must be durable before the caller answers
+}
+
+func (e *Effects) merge(o Effects) {
+	e.SPSOMoved = e.SPSOMoved || o.SPSOMoved
+	e.Available = e.Available || o.Available
+	e.Persist = e.Persist || o.Persist
+	e.Durable = e.Durable || o.Durable
+}
+
+// Sentinel errors; ErrorCode maps them to Kafka error codes.
+var (
+	ErrInvalidRequest     = errors.New("share: invalid acknowledgement request")
+	ErrInvalidRecordState = errors.New("share: invalid record state")
+	ErrNotInitialised     = errors.New("share: share-partition not initialised")
+	ErrCorruptState       = errors.New("share: corrupt persisted state")
+	ErrInvalidKey         = errors.New("share: invalid state key")
+)
+
+// Kafka error codes returned by ErrorCode.
+const (
+	codeNone               int16 = 0
+	codeUnknownServerError int16 = -1
+	codeUnknownTopicOrPart int16 = 3
+	codeInvalidRequest     int16 = 42
+	codeInvalidRecordState int16 = 121
+)
+
+// ErrorCode maps an error from this package (wrapped or not) to the Kafka
+// error code the broker puts in the partition's (Acknowledge)ErrorCode.
+func ErrorCode(err error) int16 {
+	switch {
+	case err == nil:
+		return codeNone
+	case errors.Is(err, ErrInvalidRequest):
+		return codeInvalidRequest
+	case errors.Is(err, ErrInvalidRecordState):
+		return codeInvalidRecordState
+	case errors.Is(err, ErrNotInitialised):
+		// Kafka answers a share-partition it has not loaded with this.
+		return codeUnknownTopicOrPart
+	}
+	return codeUnknownServerError
+}
