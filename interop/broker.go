@@ -256,10 +256,27 @@ func Probe(ctx context.Context, addr string) error {
 // APIKeys returns the API keys the broker at addr advertises, with their
 // max versions.
 func APIKeys(ctx context.Context, addr string) (map[int16]int16, error) {
+	ranges, err := probe(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	keys := make(map[int16]int16, len(ranges))
+	for k, r := range ranges {
+		keys[k] = r.Max
+	}
+	return keys, nil
+}
+
+// VersionRange is one API's advertised [Min, Max].
+type VersionRange struct{ Min, Max int16 }
+
+// APIVersionRanges returns the API keys the broker at addr advertises with
+// their min and max versions (librdkafka, for one, looks at the minimums).
+func APIVersionRanges(ctx context.Context, addr string) (map[int16]VersionRange, error) {
 	return probe(ctx, addr)
 }
 
-func probe(ctx context.Context, addr string) (map[int16]int16, error) {
+func probe(ctx context.Context, addr string) (map[int16]VersionRange, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -299,9 +316,9 @@ func probe(ctx context.Context, addr string) (map[int16]int16, error) {
 	if len(mdResp.Brokers) == 0 || mdResp.ControllerID < 0 {
 		return nil, fmt.Errorf("Metadata: %d brokers, controller %d: not ready", len(mdResp.Brokers), mdResp.ControllerID)
 	}
-	keys := make(map[int16]int16, len(avResp.ApiKeys))
+	keys := make(map[int16]VersionRange, len(avResp.ApiKeys))
 	for _, k := range avResp.ApiKeys {
-		keys[k.ApiKey] = k.MaxVersion
+		keys[k.ApiKey] = VersionRange{Min: k.MinVersion, Max: k.MaxVersion}
 	}
 	return keys, nil
 }

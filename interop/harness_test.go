@@ -251,13 +251,22 @@ func buildSharq(t testing.TB) string {
 // recorded). It does not judge the exit code; see mustTool.
 func tool(t testing.TB, tg Target, step, stdin, cls string, args ...string) (Result, error) {
 	t.Helper()
+	return runTool(t, tg, step, stdin, cls, true, args...)
+}
+
+// runTool is tool; with slot false it takes no JVM slot, for a scenario that
+// holds them all (see holdAllJVMSlots).
+func runTool(t testing.TB, tg Target, step, stdin, cls string, slot bool, args ...string) (Result, error) {
+	t.Helper()
 	j := needJava(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	select {
-	case jvmSem <- struct{}{}:
-	case <-ctx.Done():
-		t.Fatalf("%s: waited too long for a JVM slot", step)
+	if slot {
+		select {
+		case jvmSem <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatalf("%s: waited too long for a JVM slot", step)
+		}
 	}
 	var in *strings.Reader
 	if stdin != "" {
@@ -270,7 +279,9 @@ func tool(t testing.TB, tg Target, step, stdin, cls string, args ...string) (Res
 	} else {
 		res, err = j.Run(ctx, nil, cls, args...)
 	}
-	<-jvmSem
+	if slot {
+		<-jvmSem
+	}
 	t.Logf("%s %s: exit %d in %v", shortClass(cls), step, res.ExitCode, res.Elapsed.Round(time.Millisecond))
 	if r := recorder(t); r != nil && step != "" {
 		text := fmt.Sprintf("exit %d\n%s", res.ExitCode, res.Stdout)
@@ -301,3 +312,33 @@ func mustTool(t testing.TB, tg Target, step, stdin, cls string, args ...string) 
 func bs(tg Target) []string { return []string{"--bootstrap-server", tg.Bootstrap} }
 
 func args(tg Target, rest ...string) []string { return append(bs(tg), rest...) }
+
+// holdAllJVMSlots takes every JVM slot, so that a scenario running several
+// JVMs at once (long-lived consumers plus tools) keeps the machine's JVM
+// count bounded; the returned func gives them back. The scenario then runs
+// its tools with runTool(..., slot=false, ...).
+func holdAllJVMSlots(t testing.TB) func() {
+	t.Helper()
+	timer := time.NewTimer(3 * time.Minute)
+	defer timer.Stop()
+	n := 0
+	for n < cap(jvmSem) {
+		select {
+		case jvmSem <- struct{}{}:
+			n++
+		case <-timer.C:
+			for ; n > 0; n-- {
+				<-jvmSem
+			}
+			t.Fatalf("waited too long for all %d JVM slots", cap(jvmSem))
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			for i := 0; i < n; i++ {
+				<-jvmSem
+			}
+		})
+	}
+}

@@ -295,7 +295,11 @@ func (j *Java) command(ctx context.Context, flags []string, cls string, args ...
 }
 
 func (j *Java) exec(ctx context.Context, stdin io.Reader, flags []string, cls string, args ...string) (Result, error) {
-	cmd := j.command(ctx, flags, cls, args...)
+	return j.wait(ctx, j.command(ctx, flags, cls, args...), stdin, cls, args)
+}
+
+// wait runs cmd to its end, capturing both streams.
+func (j *Java) wait(ctx context.Context, cmd *exec.Cmd, stdin io.Reader, cls string, args []string) (Result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -324,4 +328,150 @@ func shortClass(cls string) string {
 		return cls[i+1:]
 	}
 	return cls
+}
+
+// RunClasspath runs main class cls like Run but with classpath instead of
+// Lib/* (e.g. a compiled test program and another client version's lib),
+// without the class-data-sharing archive (it belongs to Lib's jars).
+func (j *Java) RunClasspath(ctx context.Context, stdin io.Reader, classpath []string, cls string, args ...string) (Result, error) {
+	flags := append([]string(nil), toolFlags...)
+	flags = append(flags, "-Dlog4j2.configurationFile="+filepath.Join(j.Conf, "log4j2-tools.properties"))
+	cmd := j.command(ctx, flags, cls, args...)
+	// command put -cp Lib/* right after the flags.
+	for i, a := range cmd.Args {
+		if a == "-cp" {
+			cmd.Args[i+1] = strings.Join(classpath, string(os.PathListSeparator))
+			break
+		}
+	}
+	return j.wait(ctx, cmd, stdin, cls, args)
+}
+
+// Javac compiles sources against classpath into outDir with the javac
+// next to j.Bin (else javac on PATH).
+func (j *Java) Javac(ctx context.Context, classpath []string, outDir string, sources ...string) error {
+	javac := filepath.Join(filepath.Dir(j.Bin), "javac")
+	if real, err := filepath.EvalSymlinks(j.Bin); err == nil {
+		if p := filepath.Join(filepath.Dir(real), "javac"); fileExists(p) {
+			javac = p
+		}
+	}
+	if !fileExists(javac) {
+		p, err := exec.LookPath("javac")
+		if err != nil {
+			return fmt.Errorf("%w: javac", ErrNoJava)
+		}
+		javac = p
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", outDir, err)
+	}
+	argv := append([]string{"-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-nowarn", "-encoding", "UTF-8",
+		"-cp", strings.Join(classpath, string(os.PathListSeparator)), "-d", outDir}, sources...)
+	cmd := exec.CommandContext(ctx, javac, argv...)
+	dieWithParent(cmd)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("javac %s: %w\n%s", strings.Join(sources, " "), err, out)
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// Background is a tool JVM left running (e.g. a console consumer with no
+// message limit) until Stop.
+type Background struct {
+	cmd    *exec.Cmd
+	stdout *lockedBuffer
+	stderr *lockedBuffer
+	cls    string
+	done   chan struct{}
+	start  time.Time
+	once   sync.Once
+}
+
+// Start starts main class cls from Lib/* in the background. ctx ending
+// kills it; Stop ends it with SIGTERM first, which runs the tool's
+// shutdown hook as Ctrl-C would.
+func (j *Java) Start(ctx context.Context, cls string, args ...string) (*Background, error) {
+	flags := append([]string(nil), toolFlags...)
+	flags = append(flags, "-Dlog4j2.configurationFile="+filepath.Join(j.Conf, "log4j2-tools.properties"))
+	if j.CDS != "" && j.cdsReady() {
+		flags = append(flags, "-XX:SharedArchiveFile="+j.CDS)
+	}
+	cmd := j.command(ctx, flags, cls, args...)
+	b := &Background{cmd: cmd, cls: cls, stdout: &lockedBuffer{written: make(chan struct{}, 1)}, stderr: &lockedBuffer{},
+		done: make(chan struct{}), start: time.Now()}
+	cmd.Stdout = b.stdout
+	cmd.Stderr = b.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", shortClass(cls), err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(b.done)
+	}()
+	return b, nil
+}
+
+// Stdout and Stderr return what the tool printed so far.
+func (b *Background) Stdout() string { return b.stdout.String() }
+func (b *Background) Stderr() string { return b.stderr.String() }
+
+// Written receives a token after the tool wrote to stdout (tokens do not
+// pile up: one stands for any number of writes since the last receive).
+func (b *Background) Written() <-chan struct{} { return b.stdout.written }
+
+// Exited is closed when the process has ended.
+func (b *Background) Exited() <-chan struct{} { return b.done }
+
+// Stop sends SIGTERM and waits up to grace for the exit (then kills). It
+// returns the exit code; a JVM ended by SIGTERM after its shutdown hooks
+// exits 143.
+func (b *Background) Stop(grace time.Duration) (Result, error) {
+	b.once.Do(func() { _ = b.cmd.Process.Signal(syscall.SIGTERM) })
+	var err error
+	select {
+	case <-b.done:
+	case <-time.After(grace):
+		_ = b.cmd.Process.Kill()
+		<-b.done
+		err = fmt.Errorf("%s did not exit within %v of SIGTERM; killed", shortClass(b.cls), grace)
+	}
+	res := Result{Stdout: b.Stdout(), Stderr: b.Stderr(), ExitCode: -1, Elapsed: time.Since(b.start)}
+	if b.cmd.ProcessState != nil {
+		res.ExitCode = b.cmd.ProcessState.ExitCode()
+	}
+	return res, err
+}
+
+// lockedBuffer collects a child's output; written (if set) gets a token
+// after each write, so that a reader can wait for output instead of polling.
+type lockedBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{}
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.b.Write(p)
+	if l.written != nil {
+		select {
+		case l.written <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

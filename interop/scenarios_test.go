@@ -44,7 +44,36 @@ var scenarios = []scenario{
 		76, 77, 78, 79, // ShareGroupHeartbeat/Describe, ShareFetch/Acknowledge
 		90, 91, 92, // Describe/Alter/DeleteShareGroupOffsets
 	}},
+	// librdkafka (confluent-kafka for Python, rdkafka_test.go): produce and
+	// consume by assignment need no group APIs.
+	{name: "rdkafka", run: scenarioRdkafka},
+	{name: "rdkafka-group-classic", run: scenarioRdkafkaGroup("classic"), requires: []int16{
+		8, 9, 10, 11, 12, 13, 14, // offsets, coordinator, Join/Heartbeat/Leave/SyncGroup
+	}},
+	{name: "rdkafka-group-consumer", run: scenarioRdkafkaGroup("consumer"), requires: []int16{
+		8, 9, 10, 68, // offsets, coordinator, ConsumerGroupHeartbeat
+	}},
+	{name: "rdkafka-share", run: scenarioRdkafkaShare, requires: []int16{
+		10, 44, // coordinator, group config share.auto.offset.reset
+		76, 78, 79, // ShareGroupHeartbeat, ShareFetch, ShareAcknowledge
+	}},
+	// KafkaShareConsumer in explicit mode (java/ShareCheck.java), with the
+	// 4.4 clients and with kafka-clients 4.1.
+	{name: "share-check-4.4", run: scenarioShareCheck("kafka-"+KafkaVersion, "kafka-clients-"+KafkaVersion+".jar", KafkaVersion, true),
+		requires: shareCheckAPIs},
+	{name: "share-check-4.1", run: scenarioShareCheck("kafka-clients-"+ClientsVersion41, "kafka-clients-"+ClientsVersion41+".jar", ClientsVersion41, false),
+		requires: shareCheckAPIs},
+	// The Strimzi demo (sharedemo_test.go): three console share consumers.
+	{name: "share-demo", run: scenarioShareDemo, requires: []int16{
+		10, 44, // coordinator, group config
+		76, 77, 78, 79, // ShareGroupHeartbeat/Describe, ShareFetch/Acknowledge
+		90, // DescribeShareGroupOffsets (kafka-share-groups --describe)
+	}},
 }
+
+// shareCheckAPIs: ShareCheck alters the group config, consumes, and reads
+// the share-partition start offset with listShareGroupOffsets.
+var shareCheckAPIs = []int16{10, 44, 76, 78, 79, 90}
 
 // TestInterop runs every scenario against each selected target in turn (see
 // harness_test.go for the environment), the scenarios of one target in

@@ -1,0 +1,168 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// java/ShareCheck.java: KafkaShareConsumer in explicit acknowledgement mode,
+// compiled by the test against the 4.4 clients and against kafka-clients
+// 4.1 (the oldest with share groups).
+
+type compiled struct {
+	once sync.Once
+	cp   []string // class path to run with: classes dir, then the jars
+	err  error
+}
+
+var shareCheckBuilds sync.Map // jar set -> *compiled
+
+// shareCheckClasspath compiles ShareCheck.java against set's kafka-clients
+// jar (once per test binary) and returns the class path to run it with.
+func shareCheckClasspath(t *testing.T, set, clientsJar string) []string {
+	t.Helper()
+	j := needJava(t)
+	v, _ := shareCheckBuilds.LoadOrStore(set, &compiled{})
+	c := v.(*compiled)
+	c.once.Do(func() {
+		lib := LibDir(CacheDir(), set)
+		if !JarsComplete(lib) {
+			c.err = fmt.Errorf("%w: %s (run interop/fetch-jars.sh)", ErrNoJars, lib)
+			return
+		}
+		src, err := filepath.Abs(filepath.Join("java", "ShareCheck.java"))
+		if err != nil {
+			c.err = err
+			return
+		}
+		out := filepath.Join(workDir, "classes-"+set)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		jvmSem <- struct{}{}
+		start := time.Now()
+		c.err = j.Javac(ctx, []string{filepath.Join(lib, clientsJar)}, out, src)
+		<-jvmSem
+		t.Logf("javac ShareCheck.java against %s: %v in %v", set, c.err, time.Since(start).Round(time.Millisecond))
+		c.cp = []string{out, filepath.Join(lib, "*")}
+	})
+	if c.err != nil {
+		t.Fatalf("compile ShareCheck against %s: %v", set, c.err)
+	}
+	return c.cp
+}
+
+var (
+	shareDeliverLine = regexp.MustCompile(`^deliver (\S+) offset=(\d+) delivery=(\d+) ack=([A-Z]+)$`)
+	shareSummaryLine = regexp.MustCompile(`^summary (\S+) deliveries=(\S+) acks=(\S+)$`)
+)
+
+// scenarioShareCheck runs ShareCheck with the clients of set and checks
+// what the broker delivered: accepted and rejected records come once,
+// a record released every time comes exactly group.share.delivery.count.limit
+// (5) times with delivery counts 1..5 and then never again, a renewed record
+// (4.2+ clients) comes back to the same consumer without a new delivery
+// count.
+func scenarioShareCheck(set, clientsJar, version string, renew bool) func(t *testing.T, tg Target) {
+	return func(t *testing.T, tg Target) {
+		cp := shareCheckClasspath(t, set, clientsJar)
+		j := needJava(t)
+		step := "share-check-" + version
+		topic, group := "interop-"+step, "interop-"+step
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		jvmSem <- struct{}{}
+		res, err := j.RunClasspath(ctx, nil, cp, "ShareCheck", tg.Bootstrap, topic, group)
+		<-jvmSem
+		t.Logf("ShareCheck (clients %s): exit %d in %v", version, res.ExitCode, res.Elapsed.Round(time.Millisecond))
+		if err != nil {
+			t.Fatalf("ShareCheck: %v\n--- stdout ---\n%s\n--- stderr ---\n%s", err, res.Stdout, res.Stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(res.Stdout, "\n"), "\n")
+		if want := fmt.Sprintf("client %s renew=%v", version, renew); lines[0] != want {
+			t.Errorf("first line %q, want %q", lines[0], want)
+		}
+		var golden []string
+		summaries := map[string][2]string{}
+		last := map[string]int{} // key -> last delivery count seen
+		has := map[string]bool{}
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "client "), strings.HasPrefix(l, "produced "), strings.HasPrefix(l, "start-offset "):
+				golden = append(golden, l)
+				has[strings.Fields(l)[0]] = true
+			case l == "quiet", l == "done", l == "deadline":
+				has[l] = true
+			case strings.HasPrefix(l, "commit "):
+				if !strings.HasSuffix(l, " errors=0") {
+					t.Errorf("commitSync reported errors: %q", l)
+				}
+				has["commit"] = true
+			case strings.HasPrefix(l, "commit-error "):
+				t.Errorf("%s", l)
+			case shareDeliverLine.MatchString(l):
+				m := shareDeliverLine.FindStringSubmatch(l)
+				d, _ := strconv.Atoi(m[3])
+				// Counts never go down and grow by at most one per delivery.
+				if d < last[m[1]] || d > last[m[1]]+1 {
+					t.Errorf("%s: delivery count %d after %d", m[1], d, last[m[1]])
+				}
+				last[m[1]] = d
+			case shareSummaryLine.MatchString(l):
+				m := shareSummaryLine.FindStringSubmatch(l)
+				summaries[m[1]] = [2]string{m[2], m[3]}
+				golden = append(golden, l)
+			default:
+				t.Errorf("unexpected line %q", l)
+			}
+		}
+		for _, k := range []string{"produced", "commit", "quiet", "start-offset", "done"} {
+			if !has[k] {
+				t.Errorf("no %q line (deadline reached: %v)\n%s", k, has["deadline"], res.Stdout)
+			}
+		}
+		renewWant := [2]string{"1", "ACCEPT"}
+		if renew {
+			renewWant = [2]string{"1,1", "RENEW,ACCEPT"}
+		}
+		want := map[string][2]string{
+			"accept-0":  {"1", "ACCEPT"},
+			"accept-1":  {"1", "ACCEPT"},
+			"accept-2":  {"1", "ACCEPT"},
+			"reject-0":  {"1", "REJECT"},
+			"reject-1":  {"1", "REJECT"},
+			"release-0": {"1,2,3,4,5", "RELEASE,RELEASE,RELEASE,RELEASE,RELEASE"},
+			"renew-0":   renewWant,
+		}
+		for k, w := range want {
+			if got, ok := summaries[k]; !ok || got != w {
+				t.Errorf("%s: deliveries=%s acks=%s, want deliveries=%s acks=%s", k, got[0], got[1], w[0], w[1])
+			}
+		}
+		if len(summaries) != len(want) {
+			t.Errorf("%d keys delivered, want %d: %v", len(summaries), len(want), summaries)
+		}
+		// The start offset the share coordinator holds: at least past the
+		// two records acknowledged before the released one (Kafka 4.4
+		// persists 2 here: the start offset moves past the archived record
+		// in memory, and is written with the next state change).
+		for _, l := range golden {
+			if v, ok := strings.CutPrefix(l, "start-offset "); ok {
+				if n, err := strconv.Atoi(v); err != nil || n < 2 || n > 7 {
+					t.Errorf("share-partition start offset %q, want 2..7", v)
+				}
+			}
+		}
+		if r := recorder(t); r != nil {
+			if err := r.Record(tg.Name, step+"/summary", strings.Join(golden, "\n")+"\n"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
