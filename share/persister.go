@@ -34,6 +34,9 @@ type Persister interface {
 	DeleteGroup(group string) error
 	// Keys appends the keys stored for group (its initialised partitions).
 	Keys(group string, dst []Key) ([]Key, error)
+	// Groups lists the groups that have stored state, sorted (share groups
+	// outlive their members: a restarted broker lists them again).
+	Groups() ([]string, error)
 	// Flush makes every earlier non-sync write durable.
 	Flush() error
 }
@@ -178,6 +181,27 @@ func (m *MemPersister) Keys(group string, dst []Key) ([]Key, error) {
 	return dst, nil
 }
 
+func (m *MemPersister) Groups() ([]string, error) {
+	m.mu.Lock()
+	raw := make([]string, 0, len(m.mu.m))
+	for k := range m.mu.m {
+		raw = append(raw, k)
+	}
+	m.mu.Unlock()
+	sort.Strings(raw)
+	var out []string
+	for _, k := range raw {
+		key, err := ParseKey([]byte(k))
+		if err != nil {
+			return out, err
+		}
+		if len(out) == 0 || out[len(out)-1] != key.Group {
+			out = append(out, key.Group)
+		}
+	}
+	return out, nil
+}
+
 func (m *MemPersister) Flush() error { return nil }
 
 // Writes returns how many writes were made (tests check coalescing).
@@ -289,6 +313,34 @@ func (p *PebblePersister) Keys(group string, dst []Key) ([]Key, error) {
 		return dst, fmt.Errorf("list share state of group %s: %w", group, err)
 	}
 	return dst, nil
+}
+
+// Groups walks the share prefix once, skipping from each group to the next.
+func (p *PebblePersister) Groups() ([]string, error) {
+	lower := []byte(keyPrefix)
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(lower)})
+	if err != nil {
+		return nil, fmt.Errorf("list share groups: %w", err)
+	}
+	var out []string
+	for valid := it.First(); valid; {
+		k, err := ParseKey(it.Key())
+		if err != nil {
+			it.Close()
+			return out, err
+		}
+		out = append(out, k.Group)
+		pre, err := groupPrefix(k.Group)
+		if err != nil {
+			it.Close()
+			return out, err
+		}
+		valid = it.SeekGE(prefixEnd(pre))
+	}
+	if err := it.Close(); err != nil {
+		return out, fmt.Errorf("list share groups: %w", err)
+	}
+	return out, nil
 }
 
 // Flush syncs pebble's WAL, making earlier NoSync writes durable.

@@ -78,6 +78,9 @@ func TestPersister(t *testing.T) {
 			if err != nil || !reflect.DeepEqual(keys, []Key{k1, k2}) {
 				t.Fatalf("keys(g) = %v, %v", keys, err)
 			}
+			if groups, err := per.Groups(); err != nil || !reflect.DeepEqual(groups, []string{"g", "g2"}) {
+				t.Fatalf("groups = %v, %v", groups, err)
+			}
 			if err := per.Delete(k2); err != nil {
 				t.Fatal(err)
 			}
