@@ -1,0 +1,68 @@
+package main
+
+import "time"
+
+// config is one benchmark invocation. defaultConfig gives the full and the
+// quick sizes; the smoke test trims it further.
+type config struct {
+	Out        string
+	Runs       int
+	Quick      bool
+	Brokers    []string // "sharq", "kafka", "kfake", in run order
+	JVMClients bool     // run Kafka's perf tools as clients as well as franz-go
+	Big        bool     // sharq RSS with 10 GB stored
+	WorkDir    string   // "" = a temp dir removed afterwards
+	Command    string   // how the run was invoked, for the report
+	ModuleDir  string   // "" = found from the working directory
+	SharqBin   string   // a prebuilt sharq to measure instead of building ./cmd/sharq
+
+	// Produce: records per value size; the fetch workloads read the topics
+	// the franz-go producer wrote.
+	ValueSizes     []int
+	ProduceRecords map[int]int
+
+	// Share groups: every group reads the same pre-filled topic from the
+	// start (share.auto.offset.reset=earliest).
+	ShareConsumers   []int
+	SharePartitions  []int
+	ShareRecords     int // per accept-all run
+	ShareSlowRecords int // per run with 1 ms of processing per record
+	ShareValueSize   int
+
+	StartupRuns      int   // sharq and kfake
+	KafkaStartupRuns int   // the JVM broker takes seconds per start
+	StoredBytes      int64 // 0: no "start with data stored" measurement
+	BigBytes         int64 // with Big: bytes stored for sharq's bounded-RSS check
+	BigMinFree       int64 // with Big: skip unless this much disk is free
+
+	// WarmupRecords are produced and read back before the workloads, so
+	// that the JVM broker's JIT has compiled its hot paths; not measured.
+	WarmupRecords int
+
+	IdleSettle time.Duration // wait after ready before reading idle RSS
+	Timeout    time.Duration // per workload
+}
+
+func defaultConfig(quick bool) config {
+	if quick {
+		return config{
+			Runs: 1, Quick: true, Brokers: []string{"sharq", "kafka", "kfake"}, JVMClients: true,
+			ValueSizes:     []int{100, 1024},
+			ProduceRecords: map[int]int{100: 20000, 1024: 5000},
+			ShareConsumers: []int{1, 3, 10}, SharePartitions: []int{2, 6},
+			ShareRecords: 3000, ShareSlowRecords: 300, ShareValueSize: 100,
+			StartupRuns: 5, KafkaStartupRuns: 2, WarmupRecords: 5000,
+			IdleSettle: 300 * time.Millisecond, Timeout: 3 * time.Minute,
+		}
+	}
+	return config{
+		Runs: 3, Brokers: []string{"sharq", "kafka", "kfake"}, JVMClients: true,
+		ValueSizes:     []int{100, 1024},
+		ProduceRecords: map[int]int{100: 1000000, 1024: 300000},
+		ShareConsumers: []int{1, 3, 10}, SharePartitions: []int{2, 6},
+		ShareRecords: 100000, ShareSlowRecords: 5000, ShareValueSize: 100,
+		StartupRuns: 20, KafkaStartupRuns: 20, WarmupRecords: 200000,
+		StoredBytes: 1 << 30, BigBytes: 10 << 30, BigMinFree: 25 << 30,
+		IdleSettle: 2 * time.Second, Timeout: 10 * time.Minute,
+	}
+}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The franz-go clients run with franz-go's defaults (acks=all, idempotent,
+// its own batching), the same for every broker.
+
+// createTopic creates topic with the given partitions and one replica; an
+// existing topic is fine.
+func createTopic(ctx context.Context, addr, topic string, partitions int32) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return fmt.Errorf("admin client: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopics(ctx, partitions, 1, nil, topic)
+	if err != nil {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	for _, t := range resp {
+		if t.Err != nil && !errors.Is(t.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", topic, t.Err)
+		}
+	}
+	return nil
+}
+
+// setShareEarliest sets share.auto.offset.reset=earliest on group, so that a
+// new share group reads the pre-filled topic from its start (the default,
+// latest, would see nothing).
+func setShareEarliest(ctx context.Context, addr, group string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return fmt.Errorf("admin client: %w", err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType = kmsg.ConfigResourceTypeGroupConfig
+	res.ResourceName = group
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name = "share.auto.offset.reset"
+	c.Op = kmsg.IncrementalAlterConfigOpSet
+	v := "earliest"
+	c.Value = &v
+	res.Configs = append(res.Configs, c)
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("set share.auto.offset.reset of %s: %w", group, err)
+	}
+	for _, r := range resp.Resources {
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			return fmt.Errorf("set share.auto.offset.reset of %s: %w", group, err)
+		}
+	}
+	return nil
+}
+
+// payload is random bytes from which values are sliced at varying offsets,
+// so values are incompressible and not all alike.
+func payload(size int) ([]byte, error) {
+	b := make([]byte, size+4096)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("random payload: %w", err)
+	}
+	return b, nil
+}
+
+// produceResult is one franz-go producer run.
+type produceResult struct {
+	RecordsPerSec float64
+	MBPerSec      float64 // 2^20 bytes of values per second
+	P50, P99      float64 // ms from Produce to its acknowledgement
+	Avg           float64
+}
+
+// goProduce sends n records of size bytes to topic as fast as the client
+// allows, timing each from Produce to its promise.
+func goProduce(ctx context.Context, addr, topic string, n, size int) (produceResult, error) {
+	pl, err := payload(size)
+	if err != nil {
+		return produceResult{}, err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		return produceResult{}, fmt.Errorf("producer client: %w", err)
+	}
+	defer cl.Close()
+	lat := make([]float64, n)
+	var (
+		wg       sync.WaitGroup
+		firstErr atomic.Pointer[error]
+	)
+	wg.Add(n)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		off := (i * 61) % 4096
+		rec := &kgo.Record{Value: pl[off : off+size]}
+		sent := time.Now()
+		cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+			lat[i] = float64(time.Since(sent)) / float64(time.Millisecond)
+			if err != nil {
+				firstErr.CompareAndSwap(nil, &err)
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if p := firstErr.Load(); p != nil {
+		return produceResult{}, fmt.Errorf("produce to %s: %w", topic, *p)
+	}
+	var sum float64
+	for _, l := range lat {
+		sum += l
+	}
+	slices.Sort(lat)
+	secs := elapsed.Seconds()
+	return produceResult{
+		RecordsPerSec: float64(n) / secs,
+		MBPerSec:      float64(n) * float64(size) / (1 << 20) / secs,
+		P50:           percentile(lat, 50),
+		P99:           percentile(lat, 99),
+		Avg:           sum / float64(n),
+	}, nil
+}
+
+// goConsume reads n records of topic from its start without a group
+// (partitions assigned directly), timed from client creation.
+func goConsume(ctx context.Context, addr, topic string, n int) (recPerSec, mbPerSec float64, err error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return 0, 0, fmt.Errorf("consumer client: %w", err)
+	}
+	defer cl.Close()
+	start := time.Now()
+	var count, bytes int64
+	for count < int64(n) {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return 0, 0, fmt.Errorf("consume %s: %d of %d records: %w", topic, count, n, err)
+		}
+		for _, fe := range fs.Errors() {
+			return 0, 0, fmt.Errorf("consume %s partition %d: %w", fe.Topic, fe.Partition, fe.Err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			count++
+			bytes += int64(len(r.Key) + len(r.Value))
+		})
+	}
+	secs := time.Since(start).Seconds()
+	return float64(count) / secs, float64(bytes) / (1 << 20) / secs, nil
+}
+
+// goShareConsume runs consumers share consumers of group on topic until n
+// deliveries were accepted; each record costs proc of simulated work. The
+// rate counts from the first record delivered to the n-th, so group join
+// time is left out (the JVM tool's own figure includes it).
+func goShareConsume(ctx context.Context, addr, topic, group string, consumers, n int, proc time.Duration) (float64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		total           atomic.Int64
+		firstAt, doneAt atomic.Int64 // unix nanos
+		lastErr         atomic.Pointer[error]
+		wg              sync.WaitGroup
+	)
+	clients := make([]*kgo.Client, consumers)
+	for i := range clients {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ShareGroup(group), kgo.ConsumeTopics(topic))
+		if err != nil {
+			for _, c := range clients[:i] {
+				c.Close()
+			}
+			return 0, fmt.Errorf("share client: %w", err)
+		}
+		clients[i] = cl
+	}
+	for _, cl := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				fs := cl.PollFetches(ctx)
+				for _, fe := range fs.Errors() {
+					if !errors.Is(fe.Err, context.Canceled) {
+						err := fe.Err
+						lastErr.Store(&err)
+					}
+				}
+				fs.EachRecord(func(r *kgo.Record) {
+					if proc > 0 {
+						time.Sleep(proc)
+					}
+					r.Ack(kgo.AckAccept)
+					k := total.Add(1)
+					now := time.Now().UnixNano()
+					if k == 1 {
+						firstAt.Store(now)
+					}
+					if k == int64(n) {
+						doneAt.Store(now)
+						cancel()
+					}
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	for _, cl := range clients {
+		cl.Close()
+	}
+	if doneAt.Load() == 0 {
+		err := fmt.Errorf("share group %s: %d of %d records", group, total.Load(), n)
+		if p := lastErr.Load(); p != nil {
+			err = fmt.Errorf("%w (last fetch error: %w)", err, *p)
+		}
+		return 0, err
+	}
+	elapsed := time.Duration(doneAt.Load() - firstAt.Load())
+	if elapsed <= 0 {
+		elapsed = time.Microsecond
+	}
+	// The first record starts the clock, so n-1 records fill the interval.
+	return float64(n-1) / elapsed.Seconds(), nil
+}
+
+// fillBytes produces records of size bytes to topic until total bytes of
+// values are stored, for the start-up and memory with data stored.
+func fillBytes(ctx context.Context, addr, topic string, total int64, size int) error {
+	n := int(total / int64(size))
+	_, err := goProduce(ctx, addr, topic, n, size)
+	return err
+}

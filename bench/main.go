@@ -1,0 +1,86 @@
+// Command bench runs sharq, Apache Kafka 4.4 and franz-go's kfake side by
+// side on this machine with the same workloads and the same clients, and
+// writes a markdown report with PNG charts:
+//
+//	go run ./bench -out bench/results            # full: 3 interleaved runs
+//	go run ./bench -quick -out /tmp/bench         # small counts, 1 run
+//
+// Each run starts every broker in turn (sharq, kafka, kfake, then again) on a
+// fresh data dir, runs the workloads against it and stops it, so that drift
+// of a shared machine hits all brokers alike. A workload declares the API keys
+// it needs; a broker that does not advertise them gets "n/a" in the report.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	cfg := defaultConfig(false)
+	quick := flag.Bool("quick", false, "small record counts and 1 run (a sanity check, not a measurement)")
+	out := flag.String("out", "bench/results", "directory for <date>.md and its charts")
+	runs := flag.Int("runs", 0, "interleaved runs of the whole set (default 3, quick 1)")
+	brokers := flag.String("brokers", "sharq,kafka,kfake", "brokers to run, in this order within a run")
+	clients := flag.String("clients", "all", "all: Kafka's perf tools and franz-go; go: franz-go only (no JVM clients)")
+	big := flag.Bool("big", false, "also measure sharq's RSS with 10 GB stored (full mode; needs 25 GB free)")
+	workdir := flag.String("workdir", "", "scratch directory for data dirs and binaries (default: a temp dir, removed after)")
+	sharqBin := flag.String("sharq-bin", "", "measure this sharq binary instead of a release build of ./cmd/sharq")
+	verbose := flag.Bool("v", false, "debug logging")
+	flag.Parse()
+
+	if *quick {
+		cfg = defaultConfig(true)
+	}
+	cfg.Out = *out
+	if *runs > 0 {
+		cfg.Runs = *runs
+	}
+	cfg.Brokers = splitList(*brokers)
+	switch *clients {
+	case "all":
+		cfg.JVMClients = true
+	case "go":
+		cfg.JVMClients = false
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -clients must be all or go, not %q\n", *clients)
+		os.Exit(2)
+	}
+	cfg.Big = *big && !*quick
+	cfg.WorkDir = *workdir
+	cfg.SharqBin = *sharqBin
+	cfg.Command = "go run ./bench " + strings.Join(os.Args[1:], " ")
+
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	rep, _, err := run(ctx, cfg, logger)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Printf("wrote %s (%d charts) in %v\n", rep.Markdown, len(rep.Charts), time.Since(start).Round(time.Second))
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
