@@ -6,25 +6,16 @@ package config
 // says so, so that nothing claims to work before it does. Remove a key from
 // this list in the change that makes it work.
 var pendingKeys = []string{
-	// Groups (classic, consumer, share) and committed offsets.
-	"group.consumer.assignment.interval.ms", "group.consumer.assignors", "group.consumer.heartbeat.interval.ms",
-	"group.consumer.max.assignment.interval.ms", "group.consumer.max.heartbeat.interval.ms",
-	"group.consumer.max.session.timeout.ms", "group.consumer.max.size", "group.consumer.migration.policy",
-	"group.consumer.min.assignment.interval.ms", "group.consumer.min.heartbeat.interval.ms",
-	"group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms",
-	"group.coordinator.rebalance.protocols", "group.initial.rebalance.delay.ms", "group.max.session.timeout.ms",
-	"group.max.size", "group.min.session.timeout.ms",
-	"group.share.assignment.interval.ms", "group.share.assignors", "group.share.delivery.count.limit",
-	"group.share.heartbeat.interval.ms", "group.share.max.assignment.interval.ms",
-	"group.share.max.delivery.count.limit", "group.share.max.heartbeat.interval.ms",
-	"group.share.max.partition.max.record.locks", "group.share.max.record.lock.duration.ms",
-	"group.share.max.session.timeout.ms", "group.share.max.share.sessions", "group.share.max.size",
-	"group.share.min.assignment.interval.ms", "group.share.min.delivery.count.limit",
-	"group.share.min.heartbeat.interval.ms", "group.share.min.partition.max.record.locks",
-	"group.share.min.record.lock.duration.ms", "group.share.min.session.timeout.ms",
-	"group.share.partition.max.record.locks", "group.share.record.lock.duration.ms",
-	"group.share.session.timeout.ms",
-	"offsets.retention.minutes", "offsets.retention.check.interval.ms", "offset.metadata.max.bytes",
+	// Groups (classic, consumer, share). The consumer group coordinator
+	// assigns at once on every change, so the assignment intervals do not
+	// apply; classic/consumer conversion is not implemented.
+	"group.consumer.assignment.interval.ms", "group.consumer.max.assignment.interval.ms",
+	"group.consumer.migration.policy", "group.consumer.min.assignment.interval.ms",
+	"group.coordinator.rebalance.protocols",
+	// The share group coordinator also assigns at once and has only the
+	// simple assignor.
+	"group.share.assignment.interval.ms", "group.share.assignors",
+	"group.share.max.assignment.interval.ms", "group.share.min.assignment.interval.ms",
 	// Share-group dead-letter queues (KIP-1191).
 	"errors.deadletterqueue.auto.create.topics.enable", "errors.deadletterqueue.topic.name.prefix",
 	// Transactions and producer-id expiry.
@@ -32,7 +23,7 @@ var pendingKeys = []string{
 	"transaction.partition.verification.enable",
 	// Storage details the log does not implement yet.
 	"log.preallocate", "log.index.size.max.bytes", "log.roll.jitter.ms", "log.roll.jitter.hours",
-	"log.segment.delete.delay.ms", "fetch.max.bytes",
+	"log.segment.delete.delay.ms",
 }
 
 // pendingTopicKeys are the topic-level counterparts.

@@ -1,0 +1,69 @@
+package config
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestValidateGroupConfig(t *testing.T) {
+	c := New()
+	for _, tc := range []struct {
+		name, value string
+		wantErr     error
+	}{
+		{"consumer.session.timeout.ms", "50000", nil},
+		{"consumer.session.timeout.ms", "44999", ErrInvalidConfig}, // below group.consumer.min.session.timeout.ms
+		{"consumer.session.timeout.ms", "60001", ErrInvalidConfig},
+		{"consumer.heartbeat.interval.ms", "x", ErrInvalidConfig},
+		{"share.auto.offset.reset", "earliest", nil},
+		{"share.auto.offset.reset", "by_duration:PT1H", nil},
+		{"share.auto.offset.reset", "sometime", ErrInvalidConfig},
+		{"share.isolation.level", "read_committed", nil},
+		{"errors.deadletterqueue.topic.name", "__dlq", ErrInvalidConfig},
+		{"no.such.key", "1", ErrUnknownConfig},
+	} {
+		err := ValidateGroupConfig(c, tc.name, tc.value)
+		if (tc.wantErr == nil) != (err == nil) || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
+			t.Errorf("%s=%s: err %v, want %v", tc.name, tc.value, err, tc.wantErr)
+		}
+	}
+	err := ValidateGroupConfigs(c, map[string]string{"consumer.session.timeout.ms": "45000", "consumer.heartbeat.interval.ms": "15000"})
+	if err != nil {
+		t.Fatalf("valid pair: %v", err)
+	}
+	c.GroupConsumerMaxHeartbeatIntervalMs = 60000
+	if err := ValidateGroupConfigs(c, map[string]string{"consumer.heartbeat.interval.ms": "50000"}); err == nil {
+		t.Fatal("heartbeat above the session timeout accepted")
+	}
+}
+
+func TestGroupEntries(t *testing.T) {
+	entries := GroupEntries(New(), map[string]string{"share.auto.offset.reset": "earliest"})
+	byName := map[string]Entry{}
+	for _, e := range entries {
+		byName[e.Name] = e
+	}
+	if len(byName) != len(groupKeys) {
+		t.Fatalf("%d entries, want %d", len(byName), len(groupKeys))
+	}
+	e := byName["share.auto.offset.reset"]
+	if e.Value != "earliest" || e.Source != SourceGroup || len(e.Synonyms) != 2 || e.Synonyms[1].Value != "latest" || e.Synonyms[1].Source != SourceDefault {
+		t.Fatalf("share.auto.offset.reset = %+v", e)
+	}
+	e = byName["consumer.session.timeout.ms"]
+	if e.Value != "45000" || e.Source != SourceDefault || len(e.Synonyms) != 1 || e.Synonyms[0].Name != "group.consumer.session.timeout.ms" {
+		t.Fatalf("consumer.session.timeout.ms = %+v", e)
+	}
+}
+
+// TestGroupKeysNameBrokerKeys: every broker key a group key refers to
+// exists (synonym and range bounds).
+func TestGroupKeysNameBrokerKeys(t *testing.T) {
+	for _, k := range groupKeys {
+		for _, b := range []string{k.broker, k.minKey, k.maxKey} {
+			if b != "" && brokerIndex[b] == nil {
+				t.Errorf("group key %s names unknown broker key %s", k.name, b)
+			}
+		}
+	}
+}

@@ -1,0 +1,36 @@
+// Package group is the group coordinator: classic consumer groups
+// (JoinGroup/SyncGroup/Heartbeat/LeaveGroup with the states Empty,
+// PreparingRebalance, CompletingRebalance, Stable and Dead), KIP-848
+// consumer groups (member epochs, server-side assignors, incremental
+// reconciliation) and the committed offsets of both.
+//
+// It knows no wire format: the broker decodes requests and calls the
+// Coordinator with plain Go values, and maps the sentinel errors to Kafka
+// codes with ErrorCode.
+//
+// Concurrency: one mutex (Coordinator.mu) guards every group. Requests that
+// wait (JoinGroup until the rebalance completes, SyncGroup until the leader
+// sends the assignment) park on a buffered channel outside the lock; timers
+// (sessions, rebalance, revocation) come from an injectable Clock and take
+// the lock when they fire, checking a sequence number so that a timer
+// stopped too late does nothing. The mutex is a leaf: the Topics and
+// Settings callbacks of Config run with it held and must only read
+// (the broker's metadata image and config are atomic pointers).
+// OffsetCommit writes the store without it, holding a per-group stripe
+// (Coordinator.io) that orders one group's store writes; rare admin
+// deletions write under both. Lock order: io stripe, then mu.
+//
+// Durability: committed offsets are written through an OffsetStore before
+// OffsetCommit answers. Group membership is not stored: after a restart
+// members rejoin, as they do in Kafka after a coordinator moves.
+//
+// Offset store format (pebble, shared <log.dirs>/state, prefix "g/"):
+//
+//	key   = "g/" uvarint(len(group)) group uvarint(len(topic)) topic be32(partition)
+//	value = 0x6f ('o' magic) 0x01 (version) varint(offset) varint(leaderEpoch)
+//	        varint(commitTimeMs) uvarint(len(metadata)) metadata
+//
+// The length prefixes make "every key of a group" a key prefix, so deleting
+// a group is one range delete. Migration: a new value version gets a new
+// version byte; decoders accept version 1 and report anything else.
+package group
