@@ -11,8 +11,11 @@ package broker
 //   empty name (cluster default entity) = only the dynamic defaults.
 // * ConfigNames filters; unknown names are simply absent, as in Kafka.
 // * Documentation (v3+) when asked for; sensitive values are null.
-// * Other resource types (GROUP, BROKER_LOGGER, CLIENT_METRICS) are not
-//   supported yet: INVALID_REQUEST with a message.
+// * GROUP: every group config of Kafka 4.4 with the group's override
+//   (GROUP_CONFIG) or the broker synonym's value and source; the group need
+//   not exist.
+// * Other resource types (BROKER_LOGGER, CLIENT_METRICS) are not supported
+//   yet: INVALID_REQUEST with a message.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,6 +41,8 @@ func handleDescribeConfigs(r *request, kreq kmsg.Request) (kmsg.Response, error)
 		}
 		var entries []config.Entry
 		switch {
+		case rr.ResourceType == resourceGroup:
+			entries = config.GroupEntries(r.s.effectiveConfig(), r.currentConfigs(t, rr.ResourceType))
 		case rr.ResourceType == resourceTopic:
 			entries = config.TopicEntries(r.s.effectiveConfig(), r.currentConfigs(t, rr.ResourceType))
 		case t.entity == "":

@@ -3,8 +3,8 @@ package broker
 // AlterConfigs: v0-2
 //
 // Behavior:
-// * Replaces the whole set of dynamic configs of a TOPIC or BROKER resource
-//   (keys not named are removed), as the deprecated Kafka API does. Every
+// * Replaces the whole set of dynamic configs of a TOPIC, BROKER or GROUP
+//   resource (keys not named are removed), as the deprecated Kafka API does. Every
 //   value is validated first; one bad value fails the resource and nothing
 //   of it is applied. ValidateOnly stops after validation.
 
@@ -42,19 +42,24 @@ func (r *request) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly
 		if c.Value == nil {
 			return errInvalidRequest, fmt.Sprintf("Null value not supported for : %s", c.Name)
 		}
-		if err := validateConfigChange(t, rr.ResourceType, c.Name, *c.Value); err != nil {
+		if err := r.validateConfigChange(t, rr.ResourceType, c.Name, *c.Value); err != nil {
 			return errInvalidConfig, err.Error()
 		}
 		set[c.Name] = *c.Value
-	}
-	if validateOnly {
-		return 0, ""
 	}
 	var del []string
 	for k := range r.currentConfigs(t, rr.ResourceType) {
 		if _, keep := set[k]; !keep {
 			del = append(del, k)
 		}
+	}
+	if rr.ResourceType == resourceGroup {
+		if err := r.validateGroupConfigSet(t, set, del); err != nil {
+			return errInvalidConfig, err.Error()
+		}
+	}
+	if validateOnly {
+		return 0, ""
 	}
 	if err := r.applyConfigChange(t, rr.ResourceType, set, del); err != nil {
 		return metaErrorCode(err)

@@ -3,10 +3,12 @@ package broker
 // IncrementalAlterConfigs: v0-1
 //
 // Behavior:
-// * SET, DELETE, APPEND and SUBTRACT (list-valued keys) on TOPIC and BROKER
-//   resources. Every operation is validated against the resulting value
-//   first; one bad operation fails the resource and nothing of it is
-//   applied. A key named twice in one resource is INVALID_REQUEST.
+// * SET, DELETE, APPEND and SUBTRACT (list-valued keys) on TOPIC, BROKER
+//   and GROUP resources (group configs: consumer.*, share.*, streams.*,
+//   errors.deadletterqueue.*, range-checked against the broker's min/max
+//   keys and stored in the metadata image). Every operation is validated
+//   against the resulting value first; one bad operation fails the
+//   resource and nothing of it is applied. A key named twice in one resource is INVALID_REQUEST.
 //   ValidateOnly stops after validation.
 
 import (
@@ -71,10 +73,15 @@ func (r *request) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResourc
 		default:
 			return errInvalidRequest, fmt.Sprintf("Unknown operation type %d for config %s", c.Op, c.Name)
 		}
-		if err := validateConfigChange(t, rr.ResourceType, c.Name, value); err != nil {
+		if err := r.validateConfigChange(t, rr.ResourceType, c.Name, value); err != nil {
 			return errInvalidConfig, err.Error()
 		}
 		set[c.Name] = value
+	}
+	if rr.ResourceType == resourceGroup {
+		if err := r.validateGroupConfigSet(t, set, del); err != nil {
+			return errInvalidConfig, err.Error()
+		}
 	}
 	if validateOnly {
 		return 0, ""

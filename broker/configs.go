@@ -14,6 +14,7 @@ import (
 const (
 	resourceTopic  = kmsg.ConfigResourceTypeTopic
 	resourceBroker = kmsg.ConfigResourceTypeBroker
+	resourceGroup  = kmsg.ConfigResourceTypeGroupConfig
 
 	sourceDynamicBroker        = config.SourceDynamicBroker
 	sourceDynamicDefaultBroker = config.SourceDynamicDefaultBroker
@@ -24,6 +25,7 @@ type configTarget struct {
 	errCode int16
 	errMsg  string
 	topic   string // for topics
+	group   string // for groups
 	entity  string // for brokers: "" = cluster default, else the node id
 }
 
@@ -51,12 +53,21 @@ func (r *request) resolveConfigResource(typ kmsg.ConfigResourceType, name string
 			}
 		}
 		return configTarget{entity: name}
+	case resourceGroup:
+		// A group need not exist to carry configs, as in Kafka.
+		if name == "" {
+			return configTarget{errCode: errInvalidRequest, errMsg: "Group name must not be empty."}
+		}
+		return configTarget{group: name}
 	}
 	return configTarget{errCode: errInvalidRequest, errMsg: fmt.Sprintf("sharq does not support config resource type %d yet", typ)}
 }
 
 // validateConfigChange checks one key/value for a resource.
-func validateConfigChange(t configTarget, typ kmsg.ConfigResourceType, name, value string) error {
+func (r *request) validateConfigChange(t configTarget, typ kmsg.ConfigResourceType, name, value string) error {
+	if typ == resourceGroup {
+		return config.ValidateGroupConfig(r.s.effectiveConfig(), name, value)
+	}
 	if typ == resourceTopic {
 		return config.ValidateTopicConfig(name, value)
 	}
@@ -66,6 +77,9 @@ func validateConfigChange(t configTarget, typ kmsg.ConfigResourceType, name, val
 // applyConfigChange stores a validated change through the metadata store and
 // makes it take effect.
 func (r *request) applyConfigChange(t configTarget, typ kmsg.ConfigResourceType, set map[string]string, del []string) error {
+	if typ == resourceGroup {
+		return r.s.meta.AlterGroupConfigs(r.ctx, t.group, set, del)
+	}
 	if typ == resourceTopic {
 		if err := r.s.meta.AlterTopicConfigs(r.ctx, t.topic, set, del); err != nil {
 			return err
@@ -82,7 +96,9 @@ func (r *request) applyConfigChange(t configTarget, typ kmsg.ConfigResourceType,
 func (r *request) currentConfigs(t configTarget, typ kmsg.ConfigResourceType) map[string]string {
 	img := r.s.meta.Image()
 	var src map[string]string
-	if typ == resourceTopic {
+	if typ == resourceGroup {
+		src = img.GroupConfigs[t.group]
+	} else if typ == resourceTopic {
 		if tp := img.Topics[t.topic]; tp != nil {
 			src = tp.Configs
 		}
@@ -120,6 +136,12 @@ func listOp(cur, value string, appendOp bool) string {
 // validateConfigName checks that a key exists for the resource type (for
 // DELETE, which carries no value to validate).
 func validateConfigName(typ kmsg.ConfigResourceType, name string) error {
+	if typ == resourceGroup {
+		if !config.IsGroupConfig(name) {
+			return fmt.Errorf("Unknown group config name: %s", name)
+		}
+		return nil
+	}
 	if typ == resourceTopic {
 		if !config.IsTopicConfig(name) {
 			return fmt.Errorf("Unknown topic config name: %s", name)
@@ -136,8 +158,24 @@ func validateConfigName(typ kmsg.ConfigResourceType, name string) error {
 // or not: the base for APPEND and SUBTRACT.
 func (r *request) currentEffectiveValue(t configTarget, typ kmsg.ConfigResourceType, name string) string {
 	eff := r.s.effectiveConfig()
+	if typ == resourceGroup {
+		return config.GroupValue(eff, r.currentConfigs(t, typ), name)
+	}
 	if typ == resourceTopic {
 		return config.TopicValue(eff, r.currentConfigs(t, typ), name)
 	}
 	return config.Value(eff, name)
+}
+
+// validateGroupConfigSet checks the cross-key rules of a group's resulting
+// config set (a session timeout above the heartbeat interval).
+func (r *request) validateGroupConfigSet(t configTarget, set map[string]string, del []string) error {
+	next := r.currentConfigs(t, resourceGroup)
+	for _, k := range del {
+		delete(next, k)
+	}
+	for k, v := range set {
+		next[k] = v
+	}
+	return config.ValidateGroupConfigs(r.s.effectiveConfig(), next)
 }

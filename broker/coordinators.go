@@ -4,9 +4,161 @@ package broker
 // share (<log.dirs>/state, pebble) are opened after the metadata store and
 // the partition logs, and closed before them. The hooks are called by New
 // and closeStores; each coordinator package adds its part here.
+//
+// Share groups plug into the group-wide admin APIs (ListGroups,
+// DescribeGroups, DeleteGroups) through groupDirectory: whatever
+// coordinator owns a group id answers for it.
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+
+	"sharq/group"
+)
+
+// coordinatorState is what openCoordinators opens (a field of Server).
+type coordinatorState struct {
+	stateDB *pebble.DB
+	groups  *group.Coordinator
+	// others are extra group directories (share groups), consulted by
+	// ListGroups, DescribeGroups and DeleteGroups after the consumer
+	// group coordinator.
+	others []groupDirectory
+}
+
+// groupDirectory is what a group coordinator offers the group-wide admin
+// APIs. A share coordinator implements it to appear in ListGroups and to
+// be deleted by DeleteGroups.
+type groupDirectory interface {
+	// ListGroups returns the directory's groups.
+	ListGroups() []group.Overview
+	// Owns reports whether the group id belongs to this directory.
+	Owns(id string) bool
+	// DeleteGroup deletes an empty group: nil, or an error ErrorCode maps
+	// (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND).
+	DeleteGroup(id string) error
+	// ErrorCode maps the directory's errors to Kafka codes.
+	ErrorCode(err error) int16
+}
 
 // openCoordinators opens the group state store and the coordinators.
-func (s *Server) openCoordinators() error { return nil }
+func (s *Server) openCoordinators() error {
+	dir := filepath.Join(s.cfg.LogDirs, "state")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create state directory %s: %w", dir, err)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{
+		MemTableSize: 4 << 20,
+		MaxOpenFiles: 64,
+		Logger:       pebbleSlog{s.logger.With("component", "state")},
+	})
+	if err != nil {
+		return fmt.Errorf("open state store %s: %w", dir, err)
+	}
+	gc, err := group.New(group.Config{
+		Store:    group.NewPebbleStore(db),
+		Logger:   s.logger.With("component", "groups"),
+		Topics:   s.groupTopics,
+		Settings: s.groupSettings,
+	})
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("open group coordinator: %w", err)
+	}
+	s.coord.stateDB, s.coord.groups = db, gc
+	interval := time.Duration(s.cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond
+	s.bgWG.Add(1)
+	go func() {
+		defer s.bgWG.Done()
+		gc.RunExpiry(s.ctx, interval)
+	}()
+	return nil
+}
 
 // closeCoordinators flushes and closes what openCoordinators opened.
-func (s *Server) closeCoordinators() error { return nil }
+func (s *Server) closeCoordinators() error {
+	if s.coord.groups != nil {
+		s.coord.groups.Close()
+	}
+	if s.coord.stateDB != nil {
+		db := s.coord.stateDB
+		s.coord.stateDB = nil
+		if err := db.Close(); err != nil {
+			return fmt.Errorf("close state store: %w", err)
+		}
+	}
+	return nil
+}
+
+// groupTopicDeleted drops the committed offsets of topics that no longer
+// exist. It is meant to be called when syncPartitions removes a topic.
+func (s *Server) groupTopicDeleted(topic string) {
+	if s.coord.groups == nil {
+		return
+	}
+	if err := s.coord.groups.RemoveTopic(topic); err != nil {
+		s.logger.Warn("remove offsets of deleted topic", "topic", topic, "err", err)
+	}
+}
+
+// groupTopics is the group coordinator's view of the topics.
+func (s *Server) groupTopics() map[string]group.TopicInfo {
+	img := s.meta.Image()
+	out := make(map[string]group.TopicInfo, len(img.Topics))
+	for name, t := range img.Topics {
+		out[name] = group.TopicInfo{ID: group.TopicID(t.ID), Partitions: int32(len(t.Partitions))}
+	}
+	return out
+}
+
+// groupSettings are the broker's group configs with the group's own
+// dynamic configs (consumer.session.timeout.ms, ...) laid over them.
+func (s *Server) groupSettings(id string) group.Settings {
+	c := s.effectiveConfig()
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	st := group.Settings{
+		InitialRebalanceDelay:     ms(c.GroupInitialRebalanceDelayMs),
+		MinSessionTimeout:         ms(int64(c.GroupMinSessionTimeoutMs)),
+		MaxSessionTimeout:         ms(int64(c.GroupMaxSessionTimeoutMs)),
+		MaxSize:                   int(c.GroupMaxSize),
+		ConsumerSessionTimeout:    ms(int64(c.GroupConsumerSessionTimeoutMs)),
+		ConsumerHeartbeatInterval: ms(int64(c.GroupConsumerHeartbeatIntervalMs)),
+		ConsumerMaxSize:           int(c.GroupConsumerMaxSize),
+		ConsumerAssignors:         c.GroupConsumerAssignors,
+		OffsetsRetention:          time.Duration(c.OffsetsRetentionMinutes) * time.Minute,
+		OffsetMetadataMaxBytes:    int(c.OffsetMetadataMaxBytes),
+	}
+	for k, v := range s.meta.Image().GroupConfigs[id] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			continue // validated on the way in; a bad value keeps the default
+		}
+		switch k {
+		case "consumer.session.timeout.ms":
+			st.ConsumerSessionTimeout = ms(n)
+		case "consumer.heartbeat.interval.ms":
+			st.ConsumerHeartbeatInterval = ms(n)
+		}
+	}
+	return st
+}
+
+// pebbleSlog adapts pebble's printf logger to slog. pebble calls Fatalf on
+// broken invariants and does not expect it to return.
+type pebbleSlog struct{ l *slog.Logger }
+
+func (p pebbleSlog) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "source", "pebble")
+}
+
+func (p pebbleSlog) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "source", "pebble")
+	panic("state store: pebble fatal: " + msg)
+}

@@ -114,6 +114,38 @@ func TestGoldenWire(t *testing.T) {
 		req.EndpointType = 1
 		cases = append(cases, tc{"60_describe_cluster_v" + itoa(int32(v)), req})
 	}
+	// Share group APIs, on their deterministic error paths.
+	{
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.Version, hb.GroupID, hb.MemberID, hb.MemberEpoch = 1, "g", "", 0
+		cases = append(cases, tc{"76_share_group_heartbeat_invalid_v1", hb})
+		d := kmsg.NewPtrShareGroupDescribeRequest()
+		d.Version, d.GroupIDs = 1, []string{"no-such-group"}
+		cases = append(cases, tc{"77_share_group_describe_unknown_v1", d})
+		f := kmsg.NewPtrShareFetchRequest()
+		f.Version, f.MemberID = 2, kmsg.StringPtr("m")
+		cases = append(cases, tc{"78_share_fetch_no_group_v2", f})
+		a := kmsg.NewPtrShareAcknowledgeRequest()
+		a.Version, a.GroupID, a.MemberID, a.ShareSessionEpoch = 2, kmsg.StringPtr("g"), kmsg.StringPtr("m"), 3
+		cases = append(cases, tc{"79_share_acknowledge_no_session_v2", a})
+		o := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		o.Version = 1
+		og := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+		og.GroupID = "no-such-group"
+		o.Groups = append(o.Groups, og)
+		cases = append(cases, tc{"90_describe_share_group_offsets_unknown_v1", o})
+		al := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		al.GroupID = "g"
+		at := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+		at.Topic = "no-such-topic"
+		at.Partitions = append(at.Partitions, kmsg.AlterShareGroupOffsetsRequestTopicPartition{Partition: 0, StartOffset: 0})
+		al.Topics = append(al.Topics, at)
+		cases = append(cases, tc{"91_alter_share_group_offsets_unknown_topic_v0", al})
+		dl := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+		dl.GroupID = "no-such-group"
+		dl.Topics = append(dl.Topics, kmsg.DeleteShareGroupOffsetsRequestTopic{Topic: "t"})
+		cases = append(cases, tc{"92_delete_share_group_offsets_unknown_v0", dl})
+	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			frame := encodeFrame(c.req)

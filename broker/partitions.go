@@ -80,9 +80,28 @@ func (s *Server) partitionFor(topic string, index int32) *partition {
 // and runs at start-up and after every metadata change made through this
 // node.
 func (s *Server) syncPartitions() error {
+	removed, err := s.syncPartitionLogs()
+	// Committed offsets and share state of deleted topics go with them;
+	// outside partsMu, as the coordinators take their own locks.
+	for _, r := range removed {
+		s.groupTopicDeleted(r.name)
+		if s.share != nil {
+			s.share.topicDeleted(r.id)
+		}
+	}
+	return err
+}
+
+type removedTopic struct {
+	name string
+	id   raftmeta.UUID
+}
+
+func (s *Server) syncPartitionLogs() ([]removedTopic, error) {
 	img := s.meta.Image()
 	s.partsMu.Lock()
 	defer s.partsMu.Unlock()
+	var removed []removedTopic
 	for name, tp := range s.topics {
 		t := img.Topics[name]
 		if t != nil && t.ID == tp.id {
@@ -98,6 +117,7 @@ func (s *Server) syncPartitions() error {
 			p.wake()
 		}
 		delete(s.topics, name)
+		removed = append(removed, removedTopic{name, tp.id})
 	}
 	for name, t := range img.Topics {
 		tp := s.topics[name]
@@ -107,7 +127,7 @@ func (s *Server) syncPartitions() error {
 		}
 		cfg, err := s.logConfig(t.Configs)
 		if err != nil {
-			return fmt.Errorf("topic %s: %w", name, err)
+			return removed, fmt.Errorf("topic %s: %w", name, err)
 		}
 		for i := range t.Partitions {
 			if i < len(tp.parts) && tp.parts[i] != nil {
@@ -119,7 +139,7 @@ func (s *Server) syncPartitions() error {
 			}
 			l, err := s.logs.Open(name, int32(i), cfg)
 			if err != nil {
-				return fmt.Errorf("open partition %s-%d: %w", name, i, err)
+				return removed, fmt.Errorf("open partition %s-%d: %w", name, i, err)
 			}
 			for len(tp.parts) <= i {
 				tp.parts = append(tp.parts, nil)
@@ -127,7 +147,7 @@ func (s *Server) syncPartitions() error {
 			tp.parts[i] = &partition{topic: name, index: int32(i), log: l}
 		}
 	}
-	return nil
+	return removed, nil
 }
 
 // logConfig turns a topic's config overrides (with broker defaults) into the

@@ -54,6 +54,8 @@ type Server struct {
 	topics  map[string]*topicParts // open partition logs by topic name
 
 	fetchSessions *fetchSessionCache
+	coord         coordinatorState // coordinators.go
+	share         *shareState      // share groups: share_state.go
 	producerIDs   producerIDAllocator
 
 	metrics   *metrics
@@ -124,6 +126,11 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		s.closeStores()
 		return nil, err
 	}
+	if s.share, err = newShareState(s, s.newSharePersister()); err != nil {
+		s.closeStores()
+		return nil, err
+	}
+	s.coord.others = append(s.coord.others, shareDirectory{s.share})
 	return s, nil
 }
 
@@ -242,6 +249,7 @@ func (s *Server) connDone(c *conn) {
 	delete(s.conns, c)
 	s.connsMu.Unlock()
 	s.metrics.connections.Dec()
+	s.dropShareSessions(c)
 	s.connsWG.Done()
 }
 
@@ -295,6 +303,11 @@ func (s *Server) closeListeners() {
 
 func (s *Server) closeStores() error {
 	var errs []error
+	if s.share != nil {
+		if err := s.share.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close share groups: %w", err))
+		}
+	}
 	if err := s.closeCoordinators(); err != nil {
 		errs = append(errs, fmt.Errorf("close coordinators: %w", err))
 	}

@@ -1,0 +1,63 @@
+package broker
+
+// FindCoordinator: v0-6
+//
+// Behavior:
+// * GROUP keys (type 0): this node, which coordinates every group.
+// * TRANSACTION keys (type 1): TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the
+//   answer a transactional client treats as fatal, because sharq has no
+//   transaction coordinator (COORDINATOR_NOT_AVAILABLE would make clients
+//   retry forever).
+// * SHARE keys (type 2) are broker-internal in Kafka (share state
+//   coordinator): INVALID_REQUEST.
+// * An empty key: INVALID_REQUEST.
+//
+// Version notes:
+// * v1: key type; v2: error message; v3: flexible; v4: batched
+//   CoordinatorKeys with a Coordinators array in the answer (KIP-699);
+//   v6: share key type (KIP-932).
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { regKey(10, 0, 6, handleFindCoordinator) }
+
+func handleFindCoordinator(r *request, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	find := func(key string) kmsg.FindCoordinatorResponseCoordinator {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.NodeID, c.Port = key, -1, -1
+		fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
+			c.ErrorCode = code
+			c.ErrorMessage = &msg
+			return c
+		}
+		switch {
+		case req.CoordinatorType == 1:
+			return fail(errTransactionalIDAuthFailed, "sharq has no transaction coordinator: transactional producers are not supported.")
+		case req.CoordinatorType != 0:
+			return fail(errInvalidRequest, "Unsupported key type "+itoa(int32(req.CoordinatorType))+".")
+		case key == "":
+			return fail(errInvalidRequest, "Group id can't be empty.")
+		}
+		c.NodeID = r.s.cfg.NodeID
+		adv := r.s.advertised[0]
+		if r.c != nil && r.c.listener < len(r.s.advertised) {
+			adv = r.s.advertised[r.c.listener]
+		}
+		c.Host, c.Port = adv.Host, int32(adv.Port)
+		return c
+	}
+	if r.version >= 4 {
+		for _, k := range req.CoordinatorKeys {
+			resp.Coordinators = append(resp.Coordinators, find(k))
+		}
+		return resp, nil
+	}
+	c := find(req.CoordinatorKey)
+	resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
+	resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
+	return resp, nil
+}

@@ -1,0 +1,103 @@
+package broker
+
+// ShareGroupHeartbeat: v1
+//
+// Behavior:
+// * Joins (epoch 0, with SubscribedTopicNames), heartbeats and leaves (-1)
+//   share groups through share.Coordinator: client-generated member ids,
+//   fenced and previous epochs, group.share.max.size, session timeouts
+//   (share.session.timeout.ms), the simple assignor. Partitions are assigned
+//   at once (no empty first assignment: share-partitions initialise on the
+//   first fetch).
+// * The assignment (topic ids) is sent on join, on a full request and when
+//   it changed; HeartbeatIntervalMs is share.heartbeat.interval.ms.
+// * share.version must be finalized at >= 1, else UNSUPPORTED_VERSION.
+//
+// Version notes:
+// * v0 existed only in Kafka 4.0's early access and is not served.
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/share"
+)
+
+func init() { regKey(76, 1, 1, handleShareGroupHeartbeat) }
+
+func handleShareGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ShareGroupHeartbeatRequest)
+	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+	if !r.s.shareGroupsEnabled() {
+		resp.ErrorCode = errUnsupportedVersion
+		return resp, nil
+	}
+	img := r.s.meta.Image()
+	lookup := func(name string) (share.TopicInfo, bool) {
+		t := img.Topics[name]
+		if t == nil {
+			return share.TopicInfo{}, false
+		}
+		return share.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}, true
+	}
+	settings := r.s.shareSettings(req.GroupID)
+	st := r.s.share
+	st.mu.Lock()
+	hb, err := st.coord.Heartbeat(time.Now(), share.HeartbeatRequest{
+		GroupID: req.GroupID, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch,
+		RackID: req.RackID, Subscribed: req.SubscribedTopicNames,
+		ClientID: r.clientID, ClientHost: r.c.clientHost(),
+	}, settings.groupConfig(), lookup, r.s.isOtherGroupType(req.GroupID))
+	st.armExpiryLocked()
+	st.mu.Unlock()
+	if err != nil {
+		resp.ErrorCode = share.GroupErrorCode(err)
+		msg := err.Error()
+		resp.ErrorMessage = &msg
+		return resp, nil
+	}
+	memberID := req.MemberID
+	resp.MemberID = &memberID
+	resp.MemberEpoch = hb.MemberEpoch
+	resp.HeartbeatIntervalMillis = int32(hb.HeartbeatInterval / time.Millisecond)
+	if hb.Sent {
+		a := &kmsg.ShareGroupHeartbeatResponseAssignment{TopicPartitions: []kmsg.ShareGroupHeartbeatResponseAssignmentTopicPartition{}}
+		for _, id := range sortedShareTopics(hb.Assignment) {
+			tp := kmsg.NewShareGroupHeartbeatResponseAssignmentTopicPartition()
+			tp.TopicID = id
+			tp.Partitions = hb.Assignment[id]
+			a.TopicPartitions = append(a.TopicPartitions, tp)
+		}
+		resp.Assignment = a
+	}
+	return resp, nil
+}
+
+// armExpiryLocked keeps the member session timer set for the earliest
+// session deadline. Called with st.mu held.
+func (st *shareState) armExpiryLocked() {
+	next, ok := st.coord.NextSessionDeadline()
+	if !ok {
+		if st.expiry != nil {
+			st.expiry.Stop()
+		}
+		return
+	}
+	d := time.Until(next)
+	if st.expiry == nil {
+		st.expiry = time.AfterFunc(d, st.expireSessions)
+		return
+	}
+	st.expiry.Reset(d)
+}
+
+func (st *shareState) expireSessions() {
+	st.mu.Lock()
+	gone := st.coord.ExpireSessions(time.Now())
+	st.armExpiryLocked()
+	st.mu.Unlock()
+	for _, gm := range gone {
+		st.s.logger.Info("share group member session expired", "group", gm[0], "member", gm[1])
+	}
+}

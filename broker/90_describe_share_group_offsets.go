@@ -1,0 +1,127 @@
+package broker
+
+// DescribeShareGroupOffsets: v0-1
+//
+// Behavior:
+// * Per group: the share-partition start offset (SPSO) of the named
+//   partitions, or with Topics null of every initialised share-partition of
+//   the group; an unknown group yields no topics, not an error.
+// * A partition with no state: StartOffset -1, LeaderEpoch 0, Lag -1. An
+//   unknown topic: StartOffset -1 and a zero topic id.
+// * v1: Lag (KIP-1226) = high watermark - SPSO - records already delivered
+//   past SPSO.
+
+import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/raftmeta"
+	"sharq/share"
+)
+
+func init() { regKey(90, 0, 1, handleDescribeShareGroupOffsets) }
+
+func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DescribeShareGroupOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+	img := r.s.meta.Image()
+	for _, rg := range req.Groups {
+		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+		g.GroupID = rg.GroupID
+		if !r.s.shareGroupsEnabled() {
+			g.ErrorCode = errUnsupportedVersion
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		type want struct {
+			topic string
+			parts []int32
+		}
+		var wants []want
+		if rg.Topics == nil {
+			keys, err := r.s.share.persister.Keys(rg.GroupID, nil)
+			if err != nil {
+				g.ErrorCode = errKafkaStorage
+				resp.Groups = append(resp.Groups, g)
+				continue
+			}
+			byTopic := map[string][]int32{}
+			for _, k := range keys {
+				if t := img.TopicsByID[raftmeta.UUID(k.TopicID)]; t != nil {
+					byTopic[t.Name] = append(byTopic[t.Name], k.Partition)
+				}
+			}
+			for name, ps := range byTopic {
+				sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+				wants = append(wants, want{name, ps})
+			}
+			sort.Slice(wants, func(i, j int) bool { return wants[i].topic < wants[j].topic })
+		} else {
+			for _, t := range rg.Topics {
+				wants = append(wants, want{t.Topic, t.Partitions})
+			}
+		}
+		for _, w := range wants {
+			rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+			rt.Topic = w.topic
+			t := img.Topics[w.topic]
+			if t != nil {
+				rt.TopicID = t.ID
+			}
+			for _, part := range w.parts {
+				rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+				rp.Partition = part
+				rp.StartOffset, rp.LeaderEpoch, rp.Lag = -1, 0, -1
+				if t != nil && int(part) < len(t.Partitions) {
+					rp.LeaderEpoch = t.Partitions[part].LeaderEpoch
+					spso, lag, ok := r.s.shareOffsets(sharePartKey{group: rg.GroupID, topicID: t.ID, partition: part})
+					if ok {
+						rp.StartOffset, rp.Lag = spso, lag
+					}
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			g.Topics = append(g.Topics, rt)
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp, nil
+}
+
+// shareOffsets reports a share-partition's SPSO and lag, from memory when
+// it is loaded, else from its persisted state.
+func (s *Server) shareOffsets(k sharePartKey) (spso, lag int64, ok bool) {
+	st := s.share
+	st.mu.Lock()
+	p := st.parts[k]
+	st.mu.Unlock()
+	var sp *share.SharePartition
+	if p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		sp = p.sp
+	} else {
+		var saved share.State
+		found, err := st.persister.Load(k.persistKey(), &saved)
+		if err != nil || !found {
+			return -1, -1, false
+		}
+		restored, err := share.Restore(share.Config{}, &saved)
+		if err != nil {
+			return -1, -1, false
+		}
+		sp = restored
+	}
+	if !sp.Initialised() {
+		return -1, -1, false
+	}
+	lag = -1
+	img := s.meta.Image()
+	if t := img.TopicsByID[k.topicID]; t != nil {
+		if pt := s.partitionFor(t.Name, k.partition); pt != nil {
+			lag = sp.Lag(pt.log.HighWatermark())
+		}
+	}
+	return sp.StartOffset(), lag, true
+}
