@@ -10,7 +10,8 @@ package broker
 // * Long-poll: when fewer than MinBytes are available the request parks on
 //   every partition it reads until an append wakes it, MaxWaitMs passes or
 //   the connection closes; then it reads again and answers.
-// * Incremental fetch sessions (KIP-227): epoch 0 opens a full session,
+// * Incremental fetch sessions (KIP-227): epoch 0 opens a full session
+//   (closing the one named by SessionId, if any),
 //   later epochs list only changed partitions (and forgotten ones) and the
 //   response lists only partitions with data or changed offsets; epoch -1
 //   closes. Session errors are top-level FETCH_SESSION_ID_NOT_FOUND /
@@ -77,6 +78,11 @@ func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		// Sessionless full fetch.
 	case req.SessionEpoch == fetchEpochFinal:
 		s.fetchSessions.remove(req.SessionID)
+	case req.SessionEpoch == fetchEpochInitial:
+		// KIP-227: epoch 0 with a session id closes that session and opens
+		// a new full one (clients reset sessions this way).
+		s.fetchSessions.remove(req.SessionID)
+		sess = s.fetchSessions.create()
 	case req.SessionID == fetchSessionNone:
 		resp.ErrorCode = errInvalidFetchSessionEpoch
 		return resp, nil
@@ -232,9 +238,10 @@ func nextFetchEpoch(e int32) int32 {
 func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.FetchRequest, buf []byte) ([]byte, int, bool) {
 	total := 0
 	anyError := false
+	// fetch.max.bytes caps what the client asks for, as in Kafka.
 	maxBytes := int(req.MaxBytes)
-	if maxBytes <= 0 {
-		maxBytes = 1<<31 - 1
+	if limit := int(r.s.effectiveConfig().FetchMaxBytes); maxBytes <= 0 || maxBytes > limit {
+		maxBytes = limit
 	}
 	for i := range items {
 		it := &items[i]

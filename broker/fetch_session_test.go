@@ -92,6 +92,17 @@ func TestFetchSessions(t *testing.T) {
 	if resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
 		t.Errorf("closed session still answers: error %d", resp.ErrorCode)
 	}
+	// Epoch 0 with a session id replaces that session with a new full one.
+	resp, _ = fetchReq(0, 0, "sess", id, 0).RequestWith(ctx, cl)
+	old := resp.SessionID
+	resp, _ = fetchReq(old, 0, "sess", id, 0).RequestWith(ctx, cl)
+	if resp.ErrorCode != 0 || resp.SessionID == 0 || resp.SessionID == old || len(resp.Topics) != 1 {
+		t.Errorf("reset session: error %d session %d (old %d) topics %d", resp.ErrorCode, resp.SessionID, old, len(resp.Topics))
+	}
+	resp, _ = fetchReq(old, 1, "", id, 0).RequestWith(ctx, cl)
+	if resp.ErrorCode != kerr.FetchSessionIDNotFound.Code {
+		t.Errorf("replaced session still answers: error %d", resp.ErrorCode)
+	}
 	// Out of range offsets are a partition error.
 	resp, _ = fetchReq(0, -1, "sess", id, 99).RequestWith(ctx, cl)
 	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.OffsetOutOfRange.Code {
