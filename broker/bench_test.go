@@ -2,10 +2,13 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"sharq/broker/brokertest"
@@ -50,4 +53,60 @@ func BenchmarkE2E(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/produceSecs, "produced-records/s")
 	b.ReportMetric(float64(b.N)/consumeSecs, "consumed-records/s")
+}
+
+// BenchmarkShareConsume reads b.N records (100 bytes, 2 partitions) with 1,
+// 3 and 10 franz-go share consumers accepting everything, and reports
+// records/s.
+func BenchmarkShareConsume(b *testing.B) {
+	for _, consumers := range []int{1, 3, 10} {
+		b.Run(fmt.Sprintf("consumers=%d", consumers), func(b *testing.B) {
+			br := brokertest.New(b)
+			adm := newAdmin(b, br)
+			mustCreateTopic(b, adm, "shared", 2, nil)
+			producer := newClient(b, br, kgo.DefaultProduceTopic("shared"), kgo.ProducerLinger(time.Millisecond))
+			value := make([]byte, 100)
+			var wg sync.WaitGroup
+			for i := 0; i < b.N; i++ {
+				wg.Add(1)
+				producer.Produce(context.Background(), &kgo.Record{Value: value}, func(*kgo.Record, error) { wg.Done() })
+			}
+			wg.Wait()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			offsets := kadm.Offsets{"shared": {0: {Topic: "shared", Partition: 0, At: 0}, 1: {Topic: "shared", Partition: 1, At: 0}}}
+			if _, err := adm.AlterShareGroupOffsets(ctx, "bench", offsets); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			var got atomic.Int64
+			var cwg sync.WaitGroup
+			for c := 0; c < consumers; c++ {
+				cl := newClient(b, br, kgo.ShareGroup("bench"), kgo.ConsumeTopics("shared"), kgo.FetchMaxWait(100*time.Millisecond))
+				cwg.Add(1)
+				go func() {
+					defer cwg.Done()
+					for got.Load() < int64(b.N) && ctx.Err() == nil {
+						pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+						fs := cl.PollFetches(pctx)
+						pcancel()
+						n := 0
+						fs.EachRecord(func(r *kgo.Record) {
+							cl.MarkAcks(kgo.AckAccept, r)
+							n++
+						})
+						got.Add(int64(n))
+					}
+				}()
+			}
+			cwg.Wait()
+			b.StopTimer()
+			if got.Load() < int64(b.N) {
+				b.Fatalf("consumed %d of %d", got.Load(), b.N)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+		})
+	}
 }
