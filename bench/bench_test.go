@@ -92,8 +92,6 @@ func TestSmoke(t *testing.T) {
 			why := r.notes[d.Name][br]
 			switch {
 			case strings.HasPrefix(why, "broker lacks"), why == "no JVM clients":
-			case sharqShareOptional && br == "sharq" && isShareRow(d.Name):
-				t.Logf("sharq / %s: %s", d.Name, why)
 			default:
 				t.Errorf("%s / %s: no value (%q)", br, d.Name, why)
 			}
@@ -108,8 +106,10 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := r.stats("franz-go share, 3 consumer(s), 2 partitions, 1 ms per record", "kfake"); !ok {
-		t.Error("kfake: no share-group figure")
+	for _, br := range cfg.Brokers {
+		if _, ok := r.stats("franz-go share, 3 consumer(s), 2 partitions, 1 ms per record", br); !ok {
+			t.Errorf("%s: no share-group figure", br)
+		}
 	}
 	if rows < 20 {
 		t.Errorf("only %d values", rows)
@@ -117,16 +117,6 @@ func TestSmoke(t *testing.T) {
 	if t.Failed() {
 		t.Logf("log:\n%s", logs.String())
 	}
-}
-
-// sharqShareOptional lets sharq's share-group rows fail while its share
-// groups are being built (today it advertises ShareFetch but refuses the
-// GROUP config share.auto.offset.reset the workload sets). Set it to false
-// once sharq's share groups are complete.
-const sharqShareOptional = true
-
-func isShareRow(name string) bool {
-	return strings.Contains(name, "share")
 }
 
 func TestParseProducerPerf(t *testing.T) {
