@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -323,5 +324,48 @@ func TestMetricsAndHealth(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+}
+
+func TestDescribeTopicPartitionsAndConfigResources(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	ctx := testCtx(t)
+	mustCreateTopic(t, adm, "dtp-a", 3, nil)
+	mustCreateTopic(t, adm, "dtp-b", 2, nil)
+	cl := newClient(t, b)
+	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	req.ResponsePartitionLimit = 4
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tp := range resp.Topics {
+		for _, p := range tp.Partitions {
+			got = append(got, fmt.Sprintf("%s-%d", *tp.Topic, p.Partition))
+			if p.LeaderID != b.Config.NodeID || p.EligibleLeaderReplicas == nil {
+				t.Errorf("%s-%d: %+v", *tp.Topic, p.Partition, p)
+			}
+		}
+	}
+	if fmt.Sprint(got) != "[dtp-a-0 dtp-a-1 dtp-a-2 dtp-b-0]" || resp.NextCursor == nil || resp.NextCursor.Topic != "dtp-b" || resp.NextCursor.Partition != 1 {
+		t.Fatalf("first page %v, cursor %+v", got, resp.NextCursor)
+	}
+	req.Cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "dtp-b", Partition: 1}
+	resp, err = req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.NextCursor != nil {
+		t.Fatalf("second page: %+v %v", resp, err)
+	}
+	lr := kmsg.NewPtrListConfigResourcesRequest()
+	lr.ResourceTypes = []int8{2}
+	lresp, err := lr.RequestWith(ctx, cl)
+	if err != nil || lresp.ErrorCode != 0 || len(lresp.ConfigResources) != 2 || lresp.ConfigResources[0].Name != "dtp-a" {
+		t.Fatalf("list config resources: %+v %v", lresp, err)
+	}
+	lr.ResourceTypes = []int8{99}
+	if lresp, _ = lr.RequestWith(ctx, cl); lresp.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("unknown resource type: error %d", lresp.ErrorCode)
 	}
 }

@@ -114,6 +114,15 @@ func TestGoldenWire(t *testing.T) {
 		req.EndpointType = 1
 		cases = append(cases, tc{"60_describe_cluster_v" + itoa(int32(v)), req})
 	}
+	{
+		lc := kmsg.NewPtrListConfigResourcesRequest()
+		lc.Version, lc.ResourceTypes = 1, []int8{32}
+		cases = append(cases, tc{"74_list_config_resources_groups_v1", lc})
+		dt := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		dt.ResponsePartitionLimit = 2000
+		dt.Topics = append(dt.Topics, kmsg.DescribeTopicPartitionsRequestTopic{Topic: "no-such-topic"})
+		cases = append(cases, tc{"75_describe_topic_partitions_unknown_v0", dt})
+	}
 	// Share group APIs, on their deterministic error paths.
 	{
 		hb := kmsg.NewPtrShareGroupHeartbeatRequest()

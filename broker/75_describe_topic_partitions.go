@@ -1,0 +1,84 @@
+package broker
+
+// DescribeTopicPartitions: v0
+//
+// Behavior:
+// * Topics by name (empty = every topic), sorted by name, with every
+//   partition's leader, epoch, replicas and ISR; eligible leader replicas
+//   (KIP-966) are empty lists: with one replica per partition there are
+//   none. kafka-topics --describe uses this API in Kafka 4.x.
+// * At most ResponsePartitionLimit partitions are returned (default 2000);
+//   NextCursor says where to continue, Cursor where to start.
+// * Unknown topics: UNKNOWN_TOPIC_OR_PARTITION.
+
+import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { regKey(75, 0, 0, handleDescribeTopicPartitions) }
+
+func handleDescribeTopicPartitions(r *request, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DescribeTopicPartitionsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
+	img := r.s.meta.Image()
+	var names []string
+	if len(req.Topics) == 0 {
+		for name := range img.Topics {
+			names = append(names, name)
+		}
+	} else {
+		for _, t := range req.Topics {
+			names = append(names, t.Topic)
+		}
+	}
+	sort.Strings(names)
+	limit := int(req.ResponsePartitionLimit)
+	if limit <= 0 {
+		limit = 2000
+	}
+	startPartition := int32(0)
+	if req.Cursor != nil {
+		i := sort.SearchStrings(names, req.Cursor.Topic)
+		names = names[i:]
+		startPartition = req.Cursor.Partition
+	}
+	left := limit
+	for ti, name := range names {
+		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+		n := name
+		rt.Topic = &n
+		rt.AuthorizedOperations = authorizedOperationsNotRequested
+		t := img.Topics[name]
+		if t == nil {
+			rt.ErrorCode = errUnknownTopicOrPartition
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		rt.TopicID = t.ID
+		first := int32(0)
+		if ti == 0 && req.Cursor != nil && req.Cursor.Topic == name {
+			first = startPartition
+		}
+		for p := first; p < int32(len(t.Partitions)); p++ {
+			if left == 0 {
+				resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: name, Partition: p}
+				break
+			}
+			meta := t.Partitions[p]
+			rp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
+			rp.Partition = p
+			rp.LeaderID, rp.LeaderEpoch = meta.Leader, meta.LeaderEpoch
+			rp.Replicas, rp.ISR = meta.Replicas, meta.ISR
+			rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = []int32{}, []int32{}, []int32{}
+			rt.Partitions = append(rt.Partitions, rp)
+			left--
+		}
+		resp.Topics = append(resp.Topics, rt)
+		if resp.NextCursor != nil {
+			break
+		}
+	}
+	return resp, nil
+}
