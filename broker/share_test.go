@@ -174,6 +174,31 @@ func shareConsume(t *testing.T, ctx context.Context, cl *kgo.Client, fn func(r *
 	t.Fatalf("share consume: %v", ctx.Err())
 }
 
+// warmUp produces until the share-partition has initialised (at the
+// default share.auto.offset.reset=latest) and the consumer sees a record,
+// which it accepts.
+func warmUp(t *testing.T, ctx context.Context, producer, consumer *kgo.Client) {
+	t.Helper()
+	warm := make(chan struct{})
+	defer close(warm)
+	go func() {
+		for {
+			select {
+			case <-warm:
+				return
+			default:
+			}
+			// Errors show up as the consumer never seeing a record.
+			producer.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")})
+			waitALittle(ctx)
+		}
+	}()
+	shareConsume(t, ctx, consumer, func(r *kgo.Record) bool {
+		consumer.MarkAcks(kgo.AckAccept, r)
+		return true
+	})
+}
+
 // TestShareReleaseRejectLimits: a record released every time is delivered
 // exactly group.share.delivery.count.limit times with counts 1..5 and then
 // archived; a rejected record never comes back.
@@ -188,26 +213,7 @@ func TestShareReleaseRejectLimits(t *testing.T) {
 	cl := newClient(t, b, kgo.ShareGroup("limits"), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond))
 	producer := newClient(t, b, kgo.DefaultProduceTopic(topic))
 
-	// Produce until the share-partition is initialised (latest) and the
-	// consumer sees a record; accept that warm-up record.
-	warm := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-warm:
-				return
-			default:
-			}
-			// Errors show up as the consumer never seeing a record.
-			producer.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")})
-			waitALittle(ctx)
-		}
-	}()
-	shareConsume(t, ctx, cl, func(r *kgo.Record) bool {
-		cl.MarkAcks(kgo.AckAccept, r)
-		return true
-	})
-	close(warm)
+	warmUp(t, ctx, producer, cl)
 
 	produceSync(t, producer, &kgo.Record{Value: []byte("poison")}, &kgo.Record{Value: []byte("reject-me")})
 	var counts []int32
@@ -263,20 +269,7 @@ func TestShareLockExpiryAndDeadMember(t *testing.T) {
 	defer cancel()
 	holder := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond))
 	producer := newClient(t, b, kgo.DefaultProduceTopic(topic))
-	warm := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-warm:
-				return
-			default:
-			}
-			producer.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")})
-			waitALittle(ctx)
-		}
-	}()
-	shareConsume(t, ctx, holder, func(r *kgo.Record) bool { holder.MarkAcks(kgo.AckAccept, r); return true })
-	close(warm)
+	warmUp(t, ctx, producer, holder)
 
 	// The holder takes "held", never acknowledges it and stops fetching
 	// (kgo would otherwise fetch it again itself once the lock expires).

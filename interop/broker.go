@@ -146,58 +146,23 @@ func StartKafka(ctx context.Context, j *Java, dir string) (*Process, error) {
 
 var errExitedEarly = errors.New("broker exited before it was ready")
 
-func startKafkaOnce(ctx context.Context, j *Java, dir string) (*Process, error) {
-	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", data, err)
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	cport, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	props := filepath.Join(dir, "server.properties")
-	if err := os.WriteFile(props, []byte(KafkaConfig(data, port, cport)), 0o644); err != nil {
-		return nil, fmt.Errorf("write %s: %w", props, err)
-	}
-	clusterID, err := RandomClusterID()
-	if err != nil {
-		return nil, err
-	}
-	res, err := j.Run(ctx, nil, ClassStorage, "format", "--standalone", "-t", clusterID, "-c", props)
-	if err != nil {
-		return nil, fmt.Errorf("kafka-storage format: %w\n%s%s", err, res.Stdout, res.Stderr)
-	}
+// testKafkaJVMFlags are kafka-server-start.sh's flags with a smaller heap:
+// a test broker needs far less than 1G.
+var testKafkaJVMFlags = []string{
+	"-Xmx512M", "-Xms256M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+	"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+	"-Djava.awt.headless=true",
+}
 
-	logPath := filepath.Join(dir, "server.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", logPath, err)
-	}
-	defer logf.Close() // the child has its own descriptor
-	// kafka-server-start.sh's flags: 1G heap and G1 tuned for a server; a
-	// test broker needs far less heap.
-	args := []string{
-		"-Xmx512M", "-Xms256M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-		"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
-		"-Djava.awt.headless=true", "-Xlog:disable", "-Xlog:all=warning:stderr",
-		"-Dlog4j2.configurationFile=" + filepath.Join(j.Conf, "log4j2-server.properties"),
-		"-Dkafka.logs.dir=" + dir,
-		"-cp", filepath.Join(j.Lib, "*"), ClassKafka, props,
-	}
-	cmd := exec.Command(j.Bin, args...)
-	cmd.Dir = dir
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	p, err := startProcess(cmd, "kafka", logPath)
+func startKafkaOnce(ctx context.Context, j *Java, dir string) (*Process, error) {
+	node, err := FormatKafka(ctx, j, dir)
 	if err != nil {
 		return nil, err
 	}
-	p.Bootstrap = fmt.Sprintf("127.0.0.1:%d", port)
-	p.BrokerID = 1
+	p, err := node.Start(testKafkaJVMFlags)
+	if err != nil {
+		return nil, err
+	}
 	if err := waitReady(ctx, p, 90*time.Second); err != nil {
 		_, _ = p.Stop(10 * time.Second)
 		return nil, fmt.Errorf("%w\n--- server.log tail ---\n%s", err, p.LogTail(4000))
