@@ -450,7 +450,7 @@ func TestShareGroupsListedAndDeleted(t *testing.T) {
 func TestShareRenewKeepsLock(t *testing.T) {
 	t.Parallel()
 	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) {
-		c.GroupShareMinRecordLockDurationMs, c.GroupShareRecordLockDurationMs = 1000, 1000
+		c.GroupShareMinRecordLockDurationMs, c.GroupShareRecordLockDurationMs = 1000, 2000
 	}))
 	adm := newAdmin(t, b)
 	const topic, group = "renewed", "renewers"
@@ -481,8 +481,9 @@ func TestShareRenewKeepsLock(t *testing.T) {
 			})
 		}
 	}()
-	// Renew every 300 ms for three lock durations.
-	renewUntil := time.Now().Add(3 * time.Second)
+	// Renew every 300 ms for more than two lock durations (2 s each: room
+	// for a slow CI machine between renewals).
+	renewUntil := time.Now().Add(4500 * time.Millisecond)
 	tick := time.NewTicker(300 * time.Millisecond)
 	defer tick.Stop()
 	for time.Now().Before(renewUntil) {
