@@ -196,7 +196,9 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	killed := make(chan struct{})
+	producing := make(chan struct{})
 	go func() {
+		defer close(producing)
 		for i := 0; ; i++ {
 			select {
 			case <-ctx.Done():
@@ -228,6 +230,8 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	<-p.exited
 	cancel()
 	cl.Close()
+	// The producing goroutine adds to wg: it must be done before Wait.
+	<-producing
 	wg.Wait()
 	mu.Lock()
 	want := len(acked)
