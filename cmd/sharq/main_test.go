@@ -181,8 +181,21 @@ func TestHelpListsKeys(t *testing.T) {
 // answer) and checks that every acknowledged record is there after restart.
 func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	t.Parallel()
+	signalDuringProduce(t, syscall.SIGKILL, "--override", "log.flush.interval.messages=1")
+}
+
+// TestSigtermLosesNothingAcknowledged stops sharq with SIGTERM in the middle
+// of a produce under the default flush policy (the OS flushes): the graceful
+// shutdown answers or refuses what is in flight and flushes, so every
+// acknowledged record is there after restart, and sharq exits 0.
+func TestSigtermLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
+	signalDuringProduce(t, syscall.SIGTERM)
+}
+
+func signalDuringProduce(t *testing.T, sig syscall.Signal, extra ...string) {
 	dir := t.TempDir()
-	p := startSharq(t, dir, "--override", "log.flush.interval.messages=1", "--override", "num.partitions=2")
+	p := startSharq(t, dir, append([]string{"--override", "num.partitions=2"}, extra...)...)
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DefaultProduceTopic("crash"),
 		kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -226,8 +239,11 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("never reached 2000 acknowledged records\n%s", p.stderr)
 	}
-	p.cmd.Process.Kill()
-	<-p.exited
+	p.cmd.Process.Signal(sig)
+	exitErr := <-p.exited
+	if sig == syscall.SIGTERM && exitErr != nil {
+		t.Errorf("exit after SIGTERM during produce: %v\n%s", exitErr, p.stderr)
+	}
 	cancel()
 	cl.Close()
 	// The producing goroutine adds to wg: it must be done before Wait.
@@ -236,7 +252,7 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	mu.Lock()
 	want := len(acked)
 	mu.Unlock()
-	t.Logf("%d records acknowledged before SIGKILL", want)
+	t.Logf("%d records acknowledged before %v", want, sig)
 
 	b := brokertest.New(t, brokertest.WithDir(dir))
 	got := map[string]bool{}
@@ -263,7 +279,7 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	}
 	for v := range acked {
 		if !got[v] {
-			t.Fatalf("acknowledged record %s lost after kill -9 (%d acknowledged, %d recovered)", v, want, len(got))
+			t.Fatalf("acknowledged record %s lost after %v (%d acknowledged, %d recovered)", v, sig, want, len(got))
 		}
 	}
 	t.Logf("recovered %d records, all %d acknowledged ones among them", len(got), want)
