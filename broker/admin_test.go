@@ -294,6 +294,10 @@ func TestMetricsAndHealth(t *testing.T) {
 	adm := newAdmin(t, b)
 	mustCreateTopic(t, adm, "metered", 1, nil)
 	produceSync(t, newClient(t, b, kgo.DefaultProduceTopic("metered")), &kgo.Record{Value: []byte("x")})
+	// A share group whose partition starts at 0: one record of lag.
+	if _, err := adm.AlterShareGroupOffsets(testCtx(t), "metered-sg", kadm.Offsets{"metered": {0: {Topic: "metered", Partition: 0, At: 0}}}); err != nil {
+		t.Fatal(err)
+	}
 	base := "http://" + b.Server.AdminAddr()
 	get := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
@@ -319,6 +323,9 @@ func TestMetricsAndHealth(t *testing.T) {
 		`sharq_partition_log_end_offset{partition="0",topic="metered"} 1`,
 		`sharq_request_duration_seconds_bucket{api="Metadata"`,
 		"sharq_connections ",
+		`sharq_share_partition_lag{group="metered-sg",partition="0",topic="metered"} 1`,
+		`sharq_share_partition_start_offset{group="metered-sg",partition="0",topic="metered"} 0`,
+		`sharq_share_group_members{group="metered-sg"} 0`,
 		"go_goroutines ",
 	} {
 		if !strings.Contains(body, want) {
