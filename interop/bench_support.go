@@ -3,13 +3,10 @@ package interop
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // This file exposes what the end-to-end benchmark (sharq/bench) needs beyond
@@ -148,30 +145,11 @@ func FreePort() (int, error) { return freePort() }
 // for Metadata: the start-up benchmark stops its clock at the first answered
 // ApiVersions.
 func ProbeAPIVersions(ctx context.Context, addr string) (map[int16]int16, error) {
-	d := net.Dialer{Timeout: 2 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, _, resp, err := dialAPIVersions(ctx, addr, "sharq-bench")
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, err
 	}
-	defer conn.Close()
-	dl := time.Now().Add(5 * time.Second)
-	if cdl, ok := ctx.Deadline(); ok && cdl.Before(dl) {
-		dl = cdl
-	}
-	_ = conn.SetDeadline(dl)
-	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("sharq-bench-probe"))
-	av := kmsg.NewPtrApiVersionsRequest()
-	av.Version = 3
-	av.ClientSoftwareName = "sharq-bench"
-	av.ClientSoftwareVersion = "1"
-	resp := kmsg.NewPtrApiVersionsResponse()
-	resp.Version = 3
-	if err := roundTrip(conn, f, 1, av, resp); err != nil {
-		return nil, fmt.Errorf("ApiVersions: %w", err)
-	}
-	if resp.ErrorCode != 0 {
-		return nil, fmt.Errorf("ApiVersions: error code %d", resp.ErrorCode)
-	}
+	conn.Close()
 	keys := make(map[int16]int16, len(resp.ApiKeys))
 	for _, k := range resp.ApiKeys {
 		keys[k.ApiKey] = k.MaxVersion

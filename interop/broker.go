@@ -242,33 +242,11 @@ func APIVersionRanges(ctx context.Context, addr string) (map[int16]VersionRange,
 }
 
 func probe(ctx context.Context, addr string) (map[int16]VersionRange, error) {
-	d := net.Dialer{Timeout: 2 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, f, avResp, err := dialAPIVersions(ctx, addr, "sharq-interop")
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, err
 	}
 	defer conn.Close()
-	// A broker that accepts but never answers costs one attempt, not the
-	// whole wait.
-	dl := time.Now().Add(5 * time.Second)
-	if cdl, ok := ctx.Deadline(); ok && cdl.Before(dl) {
-		dl = cdl
-	}
-	_ = conn.SetDeadline(dl)
-	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("sharq-interop-probe"))
-
-	av := kmsg.NewPtrApiVersionsRequest()
-	av.Version = 3
-	av.ClientSoftwareName = "sharq-interop"
-	av.ClientSoftwareVersion = "1"
-	avResp := kmsg.NewPtrApiVersionsResponse()
-	avResp.Version = 3
-	if err := roundTrip(conn, f, 1, av, avResp); err != nil {
-		return nil, fmt.Errorf("ApiVersions: %w", err)
-	}
-	if avResp.ErrorCode != 0 {
-		return nil, fmt.Errorf("ApiVersions: error code %d", avResp.ErrorCode)
-	}
 
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 12
@@ -286,6 +264,40 @@ func probe(ctx context.Context, addr string) (map[int16]VersionRange, error) {
 		keys[k.ApiKey] = VersionRange{Min: k.MinVersion, Max: k.MaxVersion}
 	}
 	return keys, nil
+}
+
+// dialAPIVersions connects to addr and sends one ApiVersions v3 (the
+// first request of every Kafka client). The connection stays open for more
+// requests; the caller closes it.
+func dialAPIVersions(ctx context.Context, addr, client string) (net.Conn, *kmsg.RequestFormatter, *kmsg.ApiVersionsResponse, error) {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	// A broker that accepts but never answers costs one attempt, not the
+	// whole wait.
+	dl := time.Now().Add(5 * time.Second)
+	if cdl, ok := ctx.Deadline(); ok && cdl.Before(dl) {
+		dl = cdl
+	}
+	_ = conn.SetDeadline(dl)
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID(client + "-probe"))
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version = 3
+	av.ClientSoftwareName = client
+	av.ClientSoftwareVersion = "1"
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 3
+	if err := roundTrip(conn, f, 1, av, resp); err != nil {
+		conn.Close()
+		return nil, nil, nil, fmt.Errorf("ApiVersions: %w", err)
+	}
+	if resp.ErrorCode != 0 {
+		conn.Close()
+		return nil, nil, nil, fmt.Errorf("ApiVersions: error code %d", resp.ErrorCode)
+	}
+	return conn, f, resp, nil
 }
 
 func roundTrip(conn net.Conn, f *kmsg.RequestFormatter, corr int32, req kmsg.Request, resp kmsg.Response) error {
