@@ -10,10 +10,7 @@ import (
 // depend on random ids: the error paths on an empty broker.
 func TestGroupGoldenWire(t *testing.T) {
 	s := goldenServer(t)
-	type tc struct {
-		file string
-		req  kmsg.Request
-	}
+	type tc = goldenCase
 	var cases []tc
 	for _, v := range []int16{0, 3, 4, 6} {
 		req := kmsg.NewPtrFindCoordinatorRequest()
@@ -79,11 +76,5 @@ func TestGroupGoldenWire(t *testing.T) {
 	cd.Version, cd.Groups = 1, []string{"missing"}
 	cases = append(cases, tc{"69_consumer_group_describe_missing_v1", cd})
 
-	for _, c := range cases {
-		t.Run(c.file, func(t *testing.T) {
-			frame := encodeFrame(c.req)
-			compareGolden(t, c.file+".req.hex", frame)
-			compareGolden(t, c.file+".resp.hex", roundTrip(t, s, frame))
-		})
-	}
+	runGoldenCases(t, s, cases)
 }
