@@ -265,7 +265,7 @@ func (r *request) shareFetchLoop(req *kmsg.ShareFetchRequest, member string, key
 		keys = append(keys[shift:len(keys):len(keys)], keys[:shift]...)
 	}
 	for {
-		any := r.shareAcquireAll(req, member, keys, result)
+		any := r.shareAcquireAll(req, member, keys, settings, result)
 		if any || req.MaxWaitMillis <= 0 || !time.Now().Before(deadline) || r.ctx.Err() != nil {
 			return
 		}
@@ -276,7 +276,7 @@ func (r *request) shareFetchLoop(req *kmsg.ShareFetchRequest, member string, key
 			select {
 			case <-w.ch:
 			case <-timer.C:
-				r.shareAcquireAll(req, member, keys, result)
+				r.shareAcquireAll(req, member, keys, settings, result)
 				return
 			case <-r.ctx.Done():
 				return
@@ -306,7 +306,7 @@ func (r *request) shareFetchLoop(req *kmsg.ShareFetchRequest, member string, key
 
 // shareAcquireAll acquires from each partition until MaxRecords are taken;
 // it reports whether anything was acquired or failed (both answer at once).
-func (r *request) shareAcquireAll(req *kmsg.ShareFetchRequest, member string, keys []sharePartKey, result func(sharePartKey) *shareResult) bool {
+func (r *request) shareAcquireAll(req *kmsg.ShareFetchRequest, member string, keys []sharePartKey, settings shareSettings, result func(sharePartKey) *shareResult) bool {
 	img := r.s.meta.Image()
 	remaining := int(req.MaxRecords)
 	if remaining <= 0 {
@@ -341,7 +341,7 @@ func (r *request) shareAcquireAll(req *kmsg.ShareFetchRequest, member string, ke
 			got = true
 			continue
 		}
-		n, code := r.s.share.acquire(member, k, pt, share.AcquireRequest{
+		n, code := r.s.share.acquire(member, k, pt, settings, share.AcquireRequest{
 			MaxRecords: remaining, BatchSize: int(req.BatchSize), Mode: share.AcquireMode(req.ShareAcquireMode),
 		}, perPartition, res)
 		res.code = code
@@ -355,13 +355,13 @@ func (r *request) shareAcquireAll(req *kmsg.ShareFetchRequest, member string, ke
 
 // acquire takes records for member from one share-partition into res and
 // returns how many offsets it acquired.
-func (st *shareState) acquire(member string, k sharePartKey, pt *partition, areq share.AcquireRequest, maxBytes int, res *shareResult) (int64, int16) {
+// settings are the group's, read once per request by the caller.
+func (st *shareState) acquire(member string, k sharePartKey, pt *partition, settings shareSettings, areq share.AcquireRequest, maxBytes int, res *shareResult) (int64, int16) {
 	p, err := st.part(k)
 	if err != nil {
 		st.s.logger.Error("share-partition", "err", err)
 		return 0, errKafkaStorage
 	}
-	settings := st.s.shareSettings(k.group)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sp.SetConfig(settings.partitionConfig())
