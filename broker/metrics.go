@@ -52,7 +52,7 @@ func newMetrics(s *Server) *metrics {
 	m.bytesOut = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_response_bytes_total", Help: "Bytes of Kafka response frames sent."})
 	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sharq_connections", Help: "Open client connections."})
 	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections,
-		partitionCollector{s}, shareCollector{s},
+		partitionCollector{s}, shareCollector{s}, groupCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -18,12 +18,26 @@ var (
 	descShareAvail    = prometheus.NewDesc("sharq_share_partition_available_records", "Records available for redelivery inside the in-flight window.", shareLabels, nil)
 	descShareLag      = prometheus.NewDesc("sharq_share_partition_lag", "Share-partition lag (KIP-1226): high watermark - SPSO - records already delivered past SPSO.", shareLabels, nil)
 	descShareMembers  = prometheus.NewDesc("sharq_share_group_members", "Members of a share group.", []string{"group"}, nil)
+
+	// Counters kept by the lock manager in memory: they restart at 0 when
+	// the share-partition is loaded again (broker restart, state reload).
+	descShareDeliveries = prometheus.NewDesc("sharq_share_partition_deliveries_total",
+		"Records acquired by share consumers, every delivery (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
+	descShareRedeliveries = prometheus.NewDesc("sharq_share_partition_redeliveries_total",
+		"Records acquired with delivery count > 1 (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
+	descShareArchivedByLimit = prometheus.NewDesc("sharq_share_partition_archived_by_limit_total",
+		"Records archived on release or lock expiry because the delivery count limit was reached (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
+	descShareRejected = prometheus.NewDesc("sharq_share_partition_rejected_total",
+		"Records acknowledged with Reject (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
+	descShareLockExpiries = prometheus.NewDesc("sharq_share_partition_lock_expiries_total",
+		"Records whose acquisition lock expired (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
 )
 
 type shareCollector struct{ s *Server }
 
 func (c shareCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descShareSPSO, descShareSPEO, descShareAcquired, descShareAvail, descShareLag, descShareMembers} {
+	for _, d := range []*prometheus.Desc{descShareSPSO, descShareSPEO, descShareAcquired, descShareAvail, descShareLag, descShareMembers,
+		descShareDeliveries, descShareRedeliveries, descShareArchivedByLimit, descShareRejected, descShareLockExpiries} {
 		ch <- d
 	}
 }
@@ -62,6 +76,7 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		if initialised && hw >= 0 {
 			lag = p.sp.Lag(hw)
 		}
+		stats := p.sp.Stats()
 		p.mu.Unlock()
 		if !initialised {
 			continue
@@ -74,5 +89,10 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		if lag >= 0 {
 			ch <- prometheus.MustNewConstMetric(descShareLag, prometheus.GaugeValue, float64(lag), labels...)
 		}
+		ch <- prometheus.MustNewConstMetric(descShareDeliveries, prometheus.CounterValue, float64(stats.Deliveries), labels...)
+		ch <- prometheus.MustNewConstMetric(descShareRedeliveries, prometheus.CounterValue, float64(stats.Redeliveries), labels...)
+		ch <- prometheus.MustNewConstMetric(descShareArchivedByLimit, prometheus.CounterValue, float64(stats.ArchivedByLimit), labels...)
+		ch <- prometheus.MustNewConstMetric(descShareRejected, prometheus.CounterValue, float64(stats.Rejected), labels...)
+		ch <- prometheus.MustNewConstMetric(descShareLockExpiries, prometheus.CounterValue, float64(stats.LockExpiries), labels...)
 	}
 }

@@ -53,6 +53,8 @@ type SharePartition struct {
 	// deadlineOK false means it must be recomputed.
 	minDeadline int64
 	deadlineOK  bool
+
+	stats Stats // cumulative, for metrics; never persisted
 }
 
 // New returns an uninitialised share-partition (StartOffset -1, as Kafka
@@ -344,6 +346,7 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 		last = min(last, end-1)
 		k = p.transition(a, last, Acquired, cnt+1, member, deadline)
 		res.add(a, last, cnt+1, batchSize)
+		p.stats.acquired(last-a+1, cnt+1)
 		remaining -= last - a + 1
 		p.noteDeadline(deadline)
 	}
@@ -370,6 +373,7 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 				if extend && req.Mode == BatchOptimized {
 					p.appendSpan(span{first: off, last: h.BaseOffset - 1, state: Acquired, count: 1, owner: member, deadline: deadline})
 					res.add(off, h.BaseOffset-1, 1, batchSize)
+					p.stats.acquired(h.BaseOffset-off, 1)
 					quota -= h.BaseOffset - off
 				} else {
 					p.appendSpan(span{first: off, last: h.BaseOffset - 1, state: Archived})
@@ -394,6 +398,7 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 				p.appendSpan(span{first: last + 1, last: h.LastOffset, state: Available})
 			}
 			res.add(first, last, 1, batchSize)
+			p.stats.acquired(last-first+1, 1)
 			quota -= last - first + 1
 			off = h.LastOffset + 1
 			p.noteDeadline(deadline)
@@ -474,6 +479,7 @@ func (p *SharePartition) NextDeadline() (time.Time, bool) {
 // releaseState is where an Acquired range goes on release or expiry.
 func (p *SharePartition) releaseState(r *span) RecordState {
 	if r.last < p.spso || int(r.count) >= p.cfg.DeliveryCountLimit {
+		p.countArchivedByLimit(r)
 		return Archived
 	}
 	return Available
@@ -581,6 +587,7 @@ func (p *SharePartition) ackRange(a, b int64, t AckType, deadline int64, eff *Ef
 		p.transition(a, b, Acknowledged, 0, "", 0)
 		eff.Durable = true
 	case AckReject, AckGap:
+		p.countRejected(t, a, b)
 		p.transition(a, b, Archived, 0, "", 0)
 		eff.Durable = true
 	case AckRelease:
@@ -644,6 +651,7 @@ func (p *SharePartition) releaseWhere(match func(*span) bool, decrement bool, ds
 				r.state = Archived
 			}
 		} else {
+			p.stats.LockExpiries += r.len()
 			r.state = p.releaseState(r)
 			// Archived at the delivery limit: written through (no client
 			// waits on it, but a crash must not hand the record out again).
