@@ -118,6 +118,7 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 func (s *Server) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	s.registerUI(mux) // /ui and /ui/state: ui.go
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
