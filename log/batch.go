@@ -189,47 +189,116 @@ func checkTimestamp(ts int64, lim *validateLimits) error {
 
 // walkRecords checks the record framing of an uncompressed batch: the
 // record lengths tile the records section exactly, offset deltas run 0..n-1
-// and (for CreateTime) each timestamp is within bounds. It decodes only the
-// leading varints of each record and jumps over the rest by its length, so
-// it costs a few nanoseconds per record; keys, values and headers are left
-// to the consumer, as they are for compressed batches. It returns the
+// and (for CreateTime) every timestamp is within bounds. It returns the
 // largest record timestamp.
+//
+// The timestamp bounds are checked once, on the earliest and latest
+// timestamps, after the framing: both bounds are monotonic in the
+// timestamp, so no record fails unless one of those two does, and a
+// framing error outranks a timestamp error as in Kafka's LogValidator,
+// which collects record timestamp errors but fails at once on a corrupt
+// record.
 func walkRecords(b []byte, h *batchHeader, lim *validateLimits) (int64, error) {
-	p := b[batchHeaderSize:]
-	maxTs := int64(math.MinInt64)
-	checkTs := h.attributes&attrTimestampType == 0 && lim.timestampType == CreateTime
-	for i := int32(0); i < h.recordCount; i++ {
-		length, n := readVarint(p)
-		if n <= 0 || length < minRecordSize || length > int64(len(p)-n) {
-			return 0, fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
-		}
-		rec := p[n+1 : n+int(length)] // skip the attributes byte
-		p = p[n+int(length):]
-		tsDelta, n := readVarint(rec)
-		if n <= 0 {
-			return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrCorruptMessage, i)
-		}
-		offDelta, m := readVarint(rec[n:])
-		if m <= 0 {
-			return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrCorruptMessage, i)
-		}
-		if offDelta != int64(i) {
-			return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
-		}
-		ts := h.baseTimestamp + tsDelta
-		if ts > maxTs {
-			maxTs = ts
-		}
-		if checkTs {
-			if err := checkTimestamp(ts, lim); err != nil {
+	lo, hi, err := scanRecords(b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+	if err != nil {
+		return 0, err
+	}
+	if h.attributes&attrTimestampType == 0 && lim.timestampType == CreateTime {
+		if lo != math.MaxInt64 {
+			if err := checkTimestamp(lo, lim); err != nil {
 				return 0, err
 			}
 		}
+		if err := checkTimestamp(hi, lim); err != nil {
+			return 0, err
+		}
 	}
-	if len(p) != 0 {
-		return 0, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptMessage, len(p))
+	return hi, nil
+}
+
+// scanRecords walks count v2 records in p. It decodes only the leading
+// varints of each record (length, timestamp delta, offset delta) and jumps
+// over the rest by its length, so it costs a few nanoseconds per record;
+// keys, values and headers are left to the consumer, as they are for
+// compressed batches. It returns the smallest non-negative record
+// timestamp (math.MaxInt64 if there is none; negative ones, such as -1 for
+// NO_TIMESTAMP, are exempt from the bounds) and the largest record
+// timestamp.
+func scanRecords(p []byte, count int32, baseTs int64) (lo, hi int64, err error) {
+	lo, hi = math.MaxInt64, math.MinInt64
+	var i int32
+	pos := 0
+	for {
+		// Most records take the fast path; a record it does not accept is
+		// walked byte-wise here, which also words the errors, and the fast
+		// path resumes after it.
+		i, pos, lo, hi = scanRecordsFast(p, i, pos, count, baseTs, lo, hi)
+		if i >= count {
+			break
+		}
+		length, body := varintAt(p, pos)
+		if body < 0 || length < minRecordSize || length > int64(len(p)-body) {
+			return 0, 0, fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
+		}
+		end := body + int(length)
+		// Decoding within rec keeps a field from running into the next
+		// record; body+1 skips the attributes byte.
+		rec := p[:end]
+		tsDelta, next := varintAt(rec, body+1)
+		if next < 0 {
+			return 0, 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrCorruptMessage, i)
+		}
+		offDelta, next := varintAt(rec, next)
+		if next < 0 {
+			return 0, 0, fmt.Errorf("%w: record %d: bad offset delta", ErrCorruptMessage, i)
+		}
+		if offDelta != int64(i) {
+			return 0, 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
+		}
+		ts := baseTs + tsDelta
+		hi = max(hi, ts)
+		if ts >= 0 && ts < lo {
+			lo = ts
+		}
+		pos = end
+		i++
 	}
-	return maxTs, nil
+	if pos != len(p) {
+		return 0, 0, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptMessage, len(p)-pos)
+	}
+	return lo, hi, nil
+}
+
+// scanRecordsFast is scanRecords' fast path: a leaf function, so that
+// its loop keeps everything in registers, for records whose length,
+// timestamp delta and offset delta are one- or two-byte varints (records
+// under 8 KB, deltas within -8192..8191). Starting with record i at
+// p[pos:], it only accepts: it stops at the first record it cannot
+// accept, valid or not, and returns that record's index and position,
+// with lo and hi updated for the records before it.
+func scanRecordsFast(p []byte, i int32, pos int, count int32, baseTs, lo, hi int64) (int32, int, int64, int64) {
+	for ; i < count; i++ {
+		length, body := varint2(p, pos)
+		if body < 0 || length < minRecordSize || length > int64(len(p)-body) {
+			break
+		}
+		end := body + int(length)
+		// body+1 skips the attributes byte. The fields are decoded from p
+		// and then must end inside the record: a field that does decodes
+		// the same as when bounded by the record end.
+		tsDelta, next := varint2(p, body+1)
+		offDelta, next := varint2(p, next) // next -1 fails here too
+		if next < 0 || next > end || offDelta != int64(i) {
+			break
+		}
+		ts := baseTs + tsDelta
+		hi = max(hi, ts)
+		if ts >= 0 && ts < lo {
+			lo = ts
+		}
+		pos = end
+	}
+	return i, pos, lo, hi
 }
 
 // recordTimestamps calls fn with the offset delta and timestamp of each
@@ -237,20 +306,21 @@ func walkRecords(b []byte, h *batchHeader, lim *validateLimits) (int64, error) {
 // already be validated.
 func recordTimestamps(b []byte, h *batchHeader, fn func(delta int32, ts int64) bool) {
 	p := b[batchHeaderSize:]
-	for i := int32(0); i < h.recordCount && len(p) > 0; i++ {
-		length, n := readVarint(p)
-		if n <= 0 || length < 1 || length > int64(len(p)-n) {
+	pos := 0
+	for i := int32(0); i < h.recordCount && pos < len(p); i++ {
+		length, body := varintAt(p, pos)
+		if body < 0 || length < 1 || length > int64(len(p)-body) {
 			return
 		}
-		rec := p[n+1 : n+int(length)]
-		p = p[n+int(length):]
-		tsDelta, m := readVarint(rec)
-		if m <= 0 {
+		end := body + int(length)
+		tsDelta, next := varintAt(p[:end], body+1)
+		if next < 0 {
 			return
 		}
 		if !fn(i, h.baseTimestamp+tsDelta) {
 			return
 		}
+		pos = end
 	}
 }
 
@@ -274,16 +344,41 @@ func setMaxTimestamp(b []byte, typ TimestampType, ts int64) {
 	binary.BigEndian.PutUint32(b[offCRC:], batchCRC(b))
 }
 
-// readVarint is binary.Varint with fast paths for the one- and two-byte
-// encodings that record lengths, deltas and small fields almost always use.
-func readVarint(b []byte) (int64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		u := uint64(b[0])
-		return int64(u>>1) ^ -int64(u&1), 1
+// varintAt decodes the zigzag varint at p[i:] (0 <= i <= len(p)) and
+// returns its value and the index just past it, or next -1 if p[i:] does
+// not start with a complete varint of at most 10 bytes (binary.Varint's
+// rules).
+func varintAt(p []byte, i int) (v int64, next int) {
+	if v, next = varint2(p, i); next >= 0 {
+		return v, next
 	}
-	if len(b) > 1 && b[1] < 0x80 {
-		u := uint64(b[0]&0x7f) | uint64(b[1])<<7
-		return int64(u>>1) ^ -int64(u&1), 2
+	if i < 0 || i > len(p) {
+		return 0, -1
 	}
-	return binary.Varint(b)
+	v, n := binary.Varint(p[i:])
+	if n <= 0 {
+		return 0, -1
+	}
+	return v, i + n
+}
+
+// varint2 is the inlinable fast path of varintAt: it decodes one- and
+// two-byte varints (values -8192..8191: record lengths up to 8 KB, offset
+// deltas, timestamp deltas of a few seconds) when a second byte is
+// present, and returns next -1 for anything else (including i < 0, so a
+// failed decode chains into the next), which varintAt and
+// scanRecordsFast then handle the slow way. Keep it under the inlining
+// budget: scanRecordsFast must stay free of calls.
+func varint2(p []byte, i int) (v int64, next int) {
+	if i >= 0 && i < len(p)-1 {
+		c := p[i]
+		if c < 0x80 {
+			return int64(c>>1) ^ -int64(c&1), i + 1
+		}
+		if d := p[i+1]; d < 0x80 {
+			u := int64(c&0x7f) | int64(d)<<7
+			return u>>1 ^ -(u & 1), i + 2
+		}
+	}
+	return 0, -1
 }

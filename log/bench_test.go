@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -216,24 +217,61 @@ func BenchmarkLookup(b *testing.B) {
 	})
 }
 
-// BenchmarkValidateBatch is the CPU cost of validating a 1 KB batch
-// (CRC-32C plus the record walk) without any I/O.
+// BenchmarkValidateBatch is the CPU cost of validating a batch (CRC-32C
+// plus the record walk) without any I/O.
 func BenchmarkValidateBatch(b *testing.B) {
-	batch := benchBatch(1 << 10)
-	lim := validateLimits{maxBytes: 1 << 20}
-	b.SetBytes(int64(len(batch)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := validateBatch(batch, &lim); err != nil {
-			b.Fatal(err)
-		}
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			batch := benchBatch(size)
+			lim := validateLimits{maxBytes: 1 << 20}
+			b.SetBytes(int64(len(batch)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := validateBatch(batch, &lim); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
-// BenchmarkAppendVsWrite interleaves Append (page-cache mode) and a plain
-// sequential write(2) of the same bytes in chunks of 256 operations, so
-// that both see the same machine state, and reports the throughput ratio
-// append/write (the target is >= 0.8).
+// BenchmarkScanRecords is the record walk alone (no CRC), per record.
+func BenchmarkScanRecords(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			batch := benchBatch(size)
+			h := parseHeader(batch)
+			p := batch[batchHeaderSize:]
+			b.SetBytes(int64(len(p)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := scanRecords(p, h.recordCount, h.baseTimestamp); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(h.recordCount), "ns/record")
+		})
+	}
+}
+
+// BenchmarkAppendVsWrite compares Append (page-cache mode) with a plain
+// sequential write(2) of the same bytes to a file created with the same
+// flags in the same directory tree, neither fsynced. The two run in
+// alternating chunks of the same b.N operations, and every other chunk
+// pair starts with the write, so both see the same machine state and
+// neither always runs first. It reports the throughput ratio append/write
+// (the target is >= 0.8) two ways:
+//
+//   - append/write is the median over chunk pairs of write time / append
+//     time. On a shared machine a stall of a few milliseconds (writeback,
+//     another process) lands on whichever half is running and swings a
+//     ratio of totals far more than the code under test does: this
+//     harness with a plain pwrite in place of Append gave totals from
+//     0.88 to 1.16 (0.59 to 1.74 with 256-operation chunks) but medians
+//     within 1.02-1.03. Chunks are short (32 operations) so that any cost
+//     recurring more often than that is in every pair.
+//   - append/write-sum is the ratio of the summed times, kept to show the
+//     spread.
 func BenchmarkAppendVsWrite(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
@@ -253,31 +291,50 @@ func BenchmarkAppendVsWrite(b *testing.B) {
 			}
 			defer f.Close()
 			batch := benchBatch(size)
-			b.SetBytes(int64(len(batch)))
-			b.ReportAllocs()
-			var appendNs, writeNs time.Duration
-			const chunk = 256
-			b.ResetTimer()
-			for done := 0; done < b.N; done += chunk {
-				n := min(chunk, b.N-done)
+			appendN := func(n int) time.Duration {
 				start := time.Now()
 				for i := 0; i < n; i++ {
 					if _, err := l.Append(batch, 0); err != nil {
 						b.Fatal(err)
 					}
 				}
-				mid := time.Now()
+				return time.Since(start)
+			}
+			writeN := func(n int) time.Duration {
+				start := time.Now()
 				for i := 0; i < n; i++ {
 					if _, err := f.Write(batch); err != nil {
 						b.Fatal(err)
 					}
 				}
-				appendNs += mid.Sub(start)
-				writeNs += time.Since(mid)
+				return time.Since(start)
 			}
+			b.SetBytes(int64(len(batch)))
+			b.ReportAllocs()
+			var appendNs, writeNs time.Duration
+			const chunk = 32
+			ratios := make([]float64, 0, b.N/chunk+1)
+			b.ResetTimer()
+			for done, k := 0, 0; done < b.N; done, k = done+chunk, k+1 {
+				n := min(chunk, b.N-done)
+				var a, w time.Duration
+				if k%2 == 0 {
+					a = appendN(n)
+					w = writeN(n)
+				} else {
+					w = writeN(n)
+					a = appendN(n)
+				}
+				appendNs += a
+				writeNs += w
+				ratios = append(ratios, float64(w)/float64(a))
+			}
+			b.StopTimer()
+			slices.Sort(ratios)
 			b.ReportMetric(float64(appendNs.Nanoseconds())/float64(b.N), "append-ns/op")
 			b.ReportMetric(float64(writeNs.Nanoseconds())/float64(b.N), "write-ns/op")
-			b.ReportMetric(float64(writeNs)/float64(appendNs), "append/write")
+			b.ReportMetric(ratios[len(ratios)/2], "append/write")
+			b.ReportMetric(float64(writeNs)/float64(appendNs), "append/write-sum")
 		})
 	}
 }

@@ -2,8 +2,11 @@ package log
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 )
@@ -170,6 +173,88 @@ func FuzzRecovery(f *testing.F) {
 		}
 		if !bytes.Equal(served, again) {
 			t.Fatal("second open serves different bytes")
+		}
+	})
+}
+
+// refWalk is the plain record walk that scanRecords and walkRecords
+// replace: each field decoded with binary.Varint from a slice bounded by
+// its record, and then every record's timestamp checked on its own. It
+// is kept simple so that the fast walk can be fuzzed against it.
+func refWalk(p []byte, count int32, baseTs int64, lim *validateLimits) (int64, error) {
+	hi := int64(math.MinInt64)
+	var stamps []int64
+	for i := int32(0); i < count; i++ {
+		length, n := binary.Varint(p)
+		if n <= 0 || length < minRecordSize || length > int64(len(p)-n) {
+			return 0, fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
+		}
+		rec := p[n+1 : n+int(length)]
+		p = p[n+int(length):]
+		tsDelta, n := binary.Varint(rec)
+		if n <= 0 {
+			return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrCorruptMessage, i)
+		}
+		offDelta, m := binary.Varint(rec[n:])
+		if m <= 0 {
+			return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrCorruptMessage, i)
+		}
+		if offDelta != int64(i) {
+			return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
+		}
+		hi = max(hi, baseTs+tsDelta)
+		stamps = append(stamps, baseTs+tsDelta)
+	}
+	if len(p) != 0 {
+		return 0, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptMessage, len(p))
+	}
+	for _, ts := range stamps {
+		if err := checkTimestamp(ts, lim); err != nil {
+			return 0, err
+		}
+	}
+	return hi, nil
+}
+
+// FuzzScanRecords checks the record walk against refWalk: the same
+// records are accepted with the same largest timestamp, and rejected with
+// the same error (for framing errors, the same text; for timestamp
+// errors, which name the earliest or latest timestamp rather than the
+// first bad one, the same sentinel).
+func FuzzScanRecords(f *testing.F) {
+	sections := func(s spec) []byte { return makeBatch(s)[batchHeaderSize:] }
+	big := plain(3)
+	big.valueSize = 9000 // three-byte lengths
+	steps := plain(100)
+	steps.tsStep = 70 // timestamp deltas past two bytes
+	for _, s := range []spec{plain(1), plain(7), plain(70), big, steps} {
+		f.Add(sections(s), int32(s.records), int64(1_000), int64(0), int64(0))
+		f.Add(sections(s), int32(s.records), int64(-1), int64(500), int64(500))
+	}
+	f.Add([]byte{0x01, 0, 0, 0, 0, 0, 0}, int32(1), int64(0), int64(0), int64(0))
+	f.Add(bytes.Repeat([]byte{0xff}, 20), int32(2), int64(0), int64(0), int64(0))
+	f.Add(cat(rawRecord(0, 0, []byte("abcd")), rawRecord(-900, 1, []byte("abcd"))), int32(2), int64(1_000), int64(500), int64(500))
+	f.Fuzz(func(t *testing.T, p []byte, count int32, baseTs, before, after int64) {
+		// now is 1000 so that small fuzzed bounds matter
+		lim := validateLimits{timestampType: CreateTime, beforeMaxMs: before, afterMaxMs: after, nowMs: 1_000}
+		b := make([]byte, batchHeaderSize, batchHeaderSize+len(p))
+		binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(baseTs))
+		binary.BigEndian.PutUint32(b[offRecordCount:], uint32(count))
+		b = append(b, p...)
+		h := parseHeader(b)
+		got, err := walkRecords(b, &h, &lim)
+		want, wantErr := refWalk(p, count, baseTs, &lim)
+		switch {
+		case (err == nil) != (wantErr == nil):
+			t.Fatalf("walk: %d, %v; reference: %d, %v", got, err, want, wantErr)
+		case err == nil && got != want:
+			t.Fatalf("largest timestamp %d, reference %d", got, want)
+		case isErr(wantErr, ErrInvalidTimestamp):
+			if !isErr(err, ErrInvalidTimestamp) {
+				t.Fatalf("walk: %v; reference: %v", err, wantErr)
+			}
+		case err != nil && err.Error() != wantErr.Error():
+			t.Fatalf("walk: %v; reference: %v", err, wantErr)
 		}
 	})
 }
