@@ -28,12 +28,16 @@ type node interface {
 // stopGrace bounds a graceful stop; Kafka flushes and closes its logs.
 const stopGrace = 60 * time.Second
 
-// releaseBuild compiles a main package with the flags of a release build:
-// no symbol table, no DWARF, no local paths. kfake gets the same flags as
-// sharq so that neither binary carries weight the other does not.
+// releaseBuild compiles a main package with the flags of a release build
+// (the Dockerfile's): no cgo, no symbol table, no DWARF, no local paths.
+// Without CGO_ENABLED=0 a machine with a C compiler builds a dynamically
+// linked binary, which starts and maps memory differently from what ships.
+// kfake gets the same flags as sharq so that neither binary carries weight
+// the other does not.
 func releaseBuild(ctx context.Context, moduleDir, pkg, out string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = moduleDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)

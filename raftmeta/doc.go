@@ -32,10 +32,14 @@
 //	                                  | appended-at varint | data | extensions
 //	0x02 | stable key              -> value (raft's CurrentTerm, LastVoteTerm, ...)
 //
-// Every StoreLogs is one pebble batch committed with Sync, every stable Set is
-// synced, truncations are single range deletes; raft relies on a returned
-// write being durable. The parent directory is synced after pebble creates
-// its own, so a crash right after the first start cannot lose the directory.
+// Every StoreLogs is one pebble batch committed with Sync, truncations are
+// single range deletes; raft relies on a returned write being durable. Stable
+// Sets (term, vote) are synced in cluster mode; a lone voter leaves them to
+// the next synced batch of the same ordered WAL (logstore.go Set). The first
+// start writes raft's term and configuration entry in one synced batch, so a
+// crash leaves both or neither (logstore.go bootstrap). The parent directory
+// is synced after pebble creates its own, so a crash right after the first
+// start cannot lose the directory.
 //
 // Raft log entry data (codec.go): type(1) | version(1) | payload. The type's
 // high bit marks commands an older node may skip; any other unknown type (or

@@ -43,6 +43,9 @@ var ErrCorrupt = errors.New("raftmeta: corrupt data")
 // durable (it votes and acknowledges on that basis).
 type pebbleStore struct {
 	db *pebble.DB
+	// lazyStable leaves StableStore writes unsynced (a lone voter; see
+	// Set). Set before raft starts, read-only after.
+	lazyStable bool
 }
 
 var (
@@ -246,9 +249,20 @@ func (s *pebbleStore) DeleteRange(min, max uint64) error {
 	return nil
 }
 
-// Set implements raft.StableStore.
+// Set implements raft.StableStore. Raft writes its current term and vote
+// here and assumes them durable before it answers a vote request. A lone
+// voter answers no one (it only votes for itself), so with lazyStable the
+// write is not synced on its own: pebble appends every batch to one ordered
+// WAL, and the next synced batch (the new leader's first log entry, written
+// right after its election) makes it durable with everything before it. A
+// crash before that loses only a term in which nothing was written, and the
+// node simply holds that election again.
 func (s *pebbleStore) Set(key, val []byte) error {
-	if err := s.db.Set(stableKey(key), val, pebble.Sync); err != nil {
+	opt := pebble.Sync
+	if s.lazyStable {
+		opt = pebble.NoSync
+	}
+	if err := s.db.Set(stableKey(key), val, opt); err != nil {
 		return fmt.Errorf("set stable %q: %w", key, err)
 	}
 	return nil
@@ -289,6 +303,60 @@ func (s *pebbleStore) GetUint64(key []byte) (uint64, error) {
 		return 0, fmt.Errorf("stable %q holds %d bytes, want 8: %w", key, len(v), ErrCorrupt)
 	}
 	return binary.BigEndian.Uint64(v), nil
+}
+
+// keyCurrentTerm is the StableStore key under which raft keeps its current
+// term. It is part of raft's on-disk contract (every existing store holds
+// it under this name).
+var keyCurrentTerm = []byte("CurrentTerm")
+
+// bootstrap writes raft's first-start state, the current term and the
+// configuration entry, in one synced batch. raft.BootstrapCluster writes
+// them as two separate synced writes; a crash between the two leaves a term
+// without a configuration, which raft.HasExistingState then reports as an
+// initialised store whose node can never be elected. Here either both are
+// durable or neither is, and a start after a failed bootstrap bootstraps
+// again. raft itself validates the configuration and builds the entries,
+// against an in-memory store, so their format stays raft's.
+func (s *pebbleStore) bootstrap(conf *raft.Config, trans raft.Transport, c raft.Configuration) error {
+	mem := raft.NewInmemStore()
+	if err := raft.BootstrapCluster(conf, mem, mem, raft.NewInmemSnapshotStore(), trans, c); err != nil {
+		return err
+	}
+	term, err := mem.GetUint64(keyCurrentTerm)
+	if err != nil || term == 0 {
+		return fmt.Errorf("raft bootstrap wrote no current term (%v): %w", err, ErrCorrupt)
+	}
+	first, err := mem.FirstIndex()
+	if err != nil {
+		return err
+	}
+	last, err := mem.LastIndex()
+	if err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	var buf []byte
+	for i := first; i <= last && last > 0; i++ {
+		var l raft.Log
+		if err := mem.GetLog(i, &l); err != nil {
+			return fmt.Errorf("raft bootstrap entry %d: %w", i, err)
+		}
+		buf = encodeLog(buf[:0], &l)
+		if err := b.Set(logKey(i), buf, nil); err != nil {
+			return fmt.Errorf("batch raft bootstrap entry %d: %w", i, err)
+		}
+	}
+	var tb [8]byte
+	binary.BigEndian.PutUint64(tb[:], term)
+	if err := b.Set(stableKey(keyCurrentTerm), tb[:], nil); err != nil {
+		return fmt.Errorf("batch raft current term: %w", err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("commit raft bootstrap: %w", err)
+	}
+	return nil
 }
 
 // encodeLog appends the value stored for a raft.Log (the index is the key):

@@ -216,11 +216,14 @@ func open(cfg Config, opts openOptions) (_ *Store, retErr error) {
 		return nil, fmt.Errorf("raftmeta: inspect raft state in %s: %w", cfg.Dir, err)
 	}
 	if !existing {
-		if err := raft.BootstrapCluster(conf, cached, logs, snaps, s.trans, raft.Configuration{Servers: servers}); err != nil {
+		if err := logs.bootstrap(conf, s.trans, raft.Configuration{Servers: servers}); err != nil {
 			return nil, fmt.Errorf("raftmeta: bootstrap raft in %s: %w", cfg.Dir, err)
 		}
 		logger.Info("bootstrapped new metadata raft", "voters", len(servers))
 	}
+	// A lone voter's term and vote need not be synced on their own; see
+	// pebbleStore.Set.
+	logs.lazyStable = !s.cluster
 
 	r, err := raft.NewRaft(conf, s.fsm, cached, logs, snaps, s.trans)
 	if err != nil {
@@ -491,7 +494,22 @@ func (s *Store) WaitApplied(ctx context.Context, index uint64) error {
 }
 
 // RegisterBroker records (or updates) a broker's advertised endpoint.
+//
+// A lone voter skips the proposal when its image already holds exactly b
+// (a restart on the same address): its image is current once Open returns
+// and no other node writes the log, so the entry would change nothing, and
+// skipping it saves a synced write on every start.
 func (s *Store) RegisterBroker(ctx context.Context, b Broker) error {
+	if !s.cluster {
+		select {
+		case <-s.closed:
+			return ErrClosed
+		default:
+		}
+		if cur, ok := s.Image().Brokers[b.NodeID]; ok && cur == b {
+			return nil
+		}
+	}
 	_, err := s.propose(ctx, &registerBrokerCmd{Broker: b})
 	return err
 }
