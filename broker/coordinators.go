@@ -47,19 +47,59 @@ type groupDirectory interface {
 	ErrorCode(err error) int16
 }
 
-// openCoordinators opens the group state store and the coordinators.
-func (s *Server) openCoordinators() error {
-	dir := filepath.Join(s.cfg.LogDirs, "state")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create state directory %s: %w", dir, err)
+// stateDB is the state store (<log.dirs>/state) being opened in the
+// background: it depends on neither the metadata store nor the partition
+// logs, so New opens it while those open, overlapping its file creation and
+// syncs with theirs.
+type stateDB chan stateDBResult
+
+type stateDBResult struct {
+	db  *pebble.DB
+	err error
+}
+
+// openStateDB starts opening the state store under logDirs.
+func openStateDB(logDirs string, logger *slog.Logger) stateDB {
+	ch := make(stateDB, 1)
+	go func() {
+		dir := filepath.Join(logDirs, "state")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			ch <- stateDBResult{err: fmt.Errorf("create state directory %s: %w", dir, err)}
+			return
+		}
+		db, err := pebble.Open(dir, &pebble.Options{
+			MemTableSize: 4 << 20,
+			MaxOpenFiles: 64,
+			Logger:       pebbleSlog{logger.With("component", "state")},
+		})
+		if err != nil {
+			err = fmt.Errorf("open state store %s: %w", dir, err)
+		}
+		ch <- stateDBResult{db: db, err: err}
+	}()
+	return ch
+}
+
+// wait returns the opened store.
+func (p stateDB) wait() (*pebble.DB, error) {
+	r := <-p
+	return r.db, r.err
+}
+
+// discard waits for the store and closes it (New failed before handing it
+// to openCoordinators).
+func (p stateDB) discard() {
+	if db, err := p.wait(); err == nil {
+		db.Close()
 	}
-	db, err := pebble.Open(dir, &pebble.Options{
-		MemTableSize: 4 << 20,
-		MaxOpenFiles: 64,
-		Logger:       pebbleSlog{s.logger.With("component", "state")},
-	})
+}
+
+// openCoordinators takes the state store from openStateDB and opens the
+// coordinators on it. On error the store is closed.
+func (s *Server) openCoordinators(state stateDB) error {
+	db, err := state.wait()
 	if err != nil {
-		return fmt.Errorf("open state store %s: %w", dir, err)
+		return err
 	}
 	gc, err := group.New(group.Config{
 		Store:    group.NewPebbleStore(db),

@@ -85,6 +85,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	state := openStateDB(cfg.LogDirs, logger)
 	meta, err := raftmeta.Open(raftmeta.Config{
 		Dir:       filepath.Join(cfg.LogDirs, "meta"),
 		NodeID:    cfg.NodeID,
@@ -94,6 +95,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		Logger:    base,
 	})
 	if err != nil {
+		state.discard()
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	logs, err := log.NewManager(cfg.LogDirs, log.Options{
@@ -101,6 +103,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 	})
 	if err != nil {
+		state.discard()
 		meta.Close()
 		return nil, fmt.Errorf("open partition logs: %w", err)
 	}
@@ -119,10 +122,11 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 	s.producerIDs.s = s
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
+		state.discard()
 		s.closeStores()
 		return nil, err
 	}
-	if err := s.openCoordinators(); err != nil {
+	if err := s.openCoordinators(state); err != nil {
 		s.closeStores()
 		return nil, err
 	}
