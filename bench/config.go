@@ -1,6 +1,9 @@
 package main
 
-import "time"
+import (
+	"regexp"
+	"time"
+)
 
 // config is one benchmark invocation. defaultConfig gives the full and the
 // quick sizes; the smoke test trims it further.
@@ -8,13 +11,14 @@ type config struct {
 	Out        string
 	Runs       int
 	Quick      bool
-	Brokers    []string // "sharq", "kafka", "kfake", in run order
-	JVMClients bool     // run Kafka's perf tools as clients as well as franz-go
-	Big        bool     // sharq RSS with 10 GB stored
-	WorkDir    string   // "" = a temp dir removed afterwards
-	Command    string   // how the run was invoked, for the report
-	ModuleDir  string   // "" = found from the working directory
-	SharqBin   string   // a prebuilt sharq to measure instead of building ./cmd/sharq
+	Brokers    []string       // "sharq", "kafka", "kfake", in run order
+	JVMClients bool           // run Kafka's perf tools as clients as well as franz-go
+	Big        bool           // sharq RSS with 10 GB stored
+	WorkDir    string         // "" = a temp dir removed afterwards
+	Command    string         // how the run was invoked, for the report
+	ModuleDir  string         // "" = found from the working directory
+	SharqBin   string         // a prebuilt sharq to measure instead of building ./cmd/sharq
+	Only       *regexp.Regexp // nil = every workload; else only matching ones, and no start-up series
 
 	// Produce: records per value size; the fetch workloads read the topics
 	// the franz-go producer wrote.

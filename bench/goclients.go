@@ -91,14 +91,15 @@ type produceResult struct {
 }
 
 // goProduce sends n records of size bytes to topic as fast as the client
-// allows, timing each from Produce to its promise.
-func goProduce(ctx context.Context, addr, topic string, n, size int) (produceResult, error) {
+// allows, timing each from Produce to its promise. Extra options tune the
+// producer (the share workloads' fill uses Kafka's default batch size).
+func goProduce(ctx context.Context, addr, topic string, n, size int, opts ...kgo.Opt) (produceResult, error) {
 	pl, err := payload(size)
 	if err != nil {
 		return produceResult{}, err
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
-		kgo.RequiredAcks(kgo.AllISRAcks()))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks())}, opts...)...)
 	if err != nil {
 		return produceResult{}, fmt.Errorf("producer client: %w", err)
 	}

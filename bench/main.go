@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +35,7 @@ func main() {
 	workdir := flag.String("workdir", "", "scratch directory for data dirs and binaries (default: a temp dir, removed after)")
 	sharqBin := flag.String("sharq-bin", "", "measure this sharq binary instead of a release build of ./cmd/sharq")
 	verbose := flag.Bool("v", false, "debug logging")
+	only := flag.String("only", "", "run only the workloads whose name matches this regexp, and no start-up or memory series (for iterating, not for a report)")
 	flag.Parse()
 
 	if *quick {
@@ -56,6 +58,15 @@ func main() {
 	cfg.Big = *big && !*quick
 	cfg.WorkDir = *workdir
 	cfg.SharqBin = *sharqBin
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -only: %v\n", err)
+			os.Exit(2)
+		}
+		cfg.Only = re
+		cfg.Big = false
+	}
 	cfg.Command = "go run ./bench " + strings.Join(os.Args[1:], " ")
 
 	level := slog.LevelInfo

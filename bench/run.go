@@ -91,6 +91,16 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 
 	res := newResults(cfg.Brokers)
 	ws := buildWorkloads(cfg)
+	if cfg.Only != nil {
+		kept := ws[:0]
+		for _, w := range ws {
+			if cfg.Only.MatchString(w.name) {
+				kept = append(kept, w)
+			}
+		}
+		ws = kept
+		notes = append(notes, fmt.Sprintf("Partial run: only workloads matching %q, no start-up series.", cfg.Only))
+	}
 	for i := 0; i < cfg.Runs; i++ {
 		for _, b := range active {
 			log.Info("session", "run", i+1, "of", cfg.Runs, "broker", b.name())
@@ -177,6 +187,9 @@ func session(ctx context.Context, cfg config, b broker, java *interop.Java, ws [
 		runWorkload(ctx, e, p.Pid(), apis, w, res)
 	}
 	stopBroker(p, log)
+	if cfg.Only != nil {
+		return nil
+	}
 
 	n := cfg.StartupRuns
 	if name == "kafka" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"log/slog"
 	"strings"
 	"time"
@@ -195,22 +196,31 @@ func buildWorkloads(cfg config) []workload {
 		})
 	}
 	for _, parts := range cfg.SharePartitions {
-		topic := fmt.Sprintf("share-p%d", parts)
+		// Two fills of the same records: franz-go's default producer (up to
+		// 1 MB batches, thousands of records each) and Kafka's producer
+		// default batch.size of 16 KB (about 120 records of 100 B). Share
+		// groups hand out whole log batches (KIP-932's batch-optimised
+		// acquisition), so the batch size decides how many records one
+		// member takes at a time: both shapes are measured.
 		// A tenth more than any run consumes, so a run can reach its count
 		// while a member still holds a few acquired records.
 		fill := max(cfg.ShareRecords, cfg.ShareSlowRecords) * 11 / 10
-		prep := func(ctx context.Context, e *env, group string) error {
-			if !e.filled[topic] {
-				if err := e.ensureTopic(ctx, topic, int32(parts)); err != nil {
-					return err
+		prepFor := func(topic string, opts ...kgo.Opt) func(context.Context, *env, string) error {
+			return func(ctx context.Context, e *env, group string) error {
+				if !e.filled[topic] {
+					if err := e.ensureTopic(ctx, topic, int32(parts)); err != nil {
+						return err
+					}
+					if _, err := goProduce(ctx, e.addr, topic, fill, cfg.ShareValueSize, opts...); err != nil {
+						return fmt.Errorf("fill %s: %w", topic, err)
+					}
+					e.filled[topic] = true
 				}
-				if _, err := goProduce(ctx, e.addr, topic, fill, cfg.ShareValueSize); err != nil {
-					return fmt.Errorf("fill %s: %w", topic, err)
-				}
-				e.filled[topic] = true
+				return setShareEarliest(ctx, e.addr, group)
 			}
-			return setShareEarliest(ctx, e.addr, group)
 		}
+		topic, topic16k := fmt.Sprintf("share-p%d", parts), fmt.Sprintf("share16k-p%d", parts)
+		prep, prep16k := prepFor(topic), prepFor(topic16k, kgo.ProducerBatchMaxBytes(16384))
 		for _, cons := range cfg.ShareConsumers {
 			shape := fmt.Sprintf("%d consumer(s), %d partitions", cons, parts)
 			name := "franz-go share, " + shape
@@ -223,6 +233,19 @@ func buildWorkloads(cfg config) []workload {
 						return nil, err
 					}
 					r, err := goShareConsume(ctx, e.addr, topic, group, cons, cfg.ShareRecords, 0)
+					return []float64{r}, err
+				},
+			})
+			kname := "franz-go share, " + shape + ", 16 KB batches"
+			ws = append(ws, workload{
+				name: kname, needs: needsShare,
+				metrics: []metricDef{{secShare, kname + ", accept all", "records/s", true}},
+				run: func(ctx context.Context, e *env) ([]float64, error) {
+					group := fmt.Sprintf("bench-share16k-%d-%d-%d", parts, cons, time.Now().UnixNano())
+					if err := prep16k(ctx, e, group); err != nil {
+						return nil, err
+					}
+					r, err := goShareConsume(ctx, e.addr, topic16k, group, cons, cfg.ShareRecords, 0)
 					return []float64{r}, err
 				},
 			})
