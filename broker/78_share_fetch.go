@@ -241,6 +241,17 @@ func ackTypes(in []int8) []share.AckType {
 	return out
 }
 
+// holderMaxWait bounds the park of a ShareFetch whose member still holds
+// acquired records in one of its share-partitions. Clients that fetch ahead
+// (franz-go sends the next ShareFetch as soon as the application takes a
+// batch) carry the acknowledgements of what they hold only on the request
+// after the parked one, so a full in-flight window would otherwise wait out
+// MaxWaitMs for acks its own holders cannot send: every member stalls
+// together. Answering such a fetch early is what Kafka does on MaxWaitMs,
+// only sooner; a holder still processing re-polls at most every
+// holderMaxWait.
+const holderMaxWait = 5 * time.Millisecond
+
 // shareFetchLoop acquires from the session's partitions, parking when
 // nothing can be acquired.
 func (r *request) shareFetchLoop(req *kmsg.ShareFetchRequest, member string, keys []sharePartKey, settings shareSettings, result func(sharePartKey) *shareResult) {
@@ -271,6 +282,11 @@ func (r *request) shareFetchLoop(req *kmsg.ShareFetchRequest, member string, key
 		}
 		if w == nil {
 			w = newWaiter()
+			if r.s.share.holdsAny(member, keys) {
+				if d := time.Now().Add(holderMaxWait); d.Before(deadline) {
+					deadline = d
+				}
+			}
 			timer = time.NewTimer(time.Until(deadline))
 		} else {
 			select {
@@ -363,12 +379,22 @@ func (st *shareState) acquire(member string, k sharePartKey, pt *partition, sett
 		return 0, errKafkaStorage
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.sp.SetConfig(settings.partitionConfig())
-	if err := st.initLocked(p, pt, settings); err != nil {
-		st.s.logger.Error("initialise share-partition", "err", err)
+	w := st.initLocked(p, pt, settings)
+	n, code, aw := st.acquireLocked(p, member, pt, areq, maxBytes, res)
+	w = w.or(aw)
+	p.mu.Unlock()
+	if err := st.commit(p, w); err != nil {
+		st.s.logger.Error("persist share-partition", "err", err)
+		res.acquired, res.records = res.acquired[:0], nil
 		return 0, errKafkaStorage
 	}
+	return n, code
+}
+
+// acquireLocked is acquire's work under the share-partition's lock; the
+// caller commits the write it staged.
+func (st *shareState) acquireLocked(p *sharePart, member string, pt *partition, areq share.AcquireRequest, maxBytes int, res *shareResult) (int64, int16, pendingWrite) {
 	hw := pt.log.HighWatermark()
 	from := max(p.sp.NextFetchOffset(), pt.log.LogStartOffset())
 	bounds := share.Bounds{LogStart: pt.log.LogStartOffset(), HighWatermark: hw, LastStable: hw}
@@ -377,7 +403,7 @@ func (st *shareState) acquire(member string, k sharePartKey, pt *partition, sett
 		var err error
 		data, err = pt.log.Read(from, int32(min(maxBytes, 1<<30)), nil)
 		if err != nil && !errors.Is(err, log.ErrOffsetOutOfRange) {
-			return 0, log.ErrorCode(err)
+			return 0, log.ErrorCode(err), pendingWrite{}
 		}
 	}
 	var src share.RawBatches
@@ -385,19 +411,16 @@ func (st *shareState) acquire(member string, k sharePartKey, pt *partition, sett
 	var ar share.AcquireResult
 	eff, err := p.sp.Acquire(member, time.Now(), areq, &src, &ar)
 	if err != nil {
-		return 0, share.ErrorCode(err)
+		return 0, share.ErrorCode(err), pendingWrite{}
 	}
-	if err := st.persistLocked(p, eff); err != nil {
-		st.s.logger.Error("persist share-partition", "err", err)
-		return 0, errKafkaStorage
-	}
+	w := p.stageLocked(eff)
 	st.afterLocked(p, eff)
 	if len(ar.Acquired) == 0 {
-		return 0, 0
+		return 0, 0, w
 	}
 	res.acquired = append(res.acquired[:0], ar.Acquired...)
 	res.records = share.SliceBatches(data, ar.RecordsFirst, ar.RecordsLast)
-	return ar.Count, 0
+	return ar.Count, 0, w
 }
 
 // shareAcknowledge applies one partition's acknowledgements and returns the
@@ -423,16 +446,18 @@ func (s *Server) shareAcknowledge(member string, k sharePartKey, batches []share
 		return errUnknownTopicOrPartition
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	eff, err := p.sp.Acknowledge(member, time.Now(), batches)
 	if err != nil {
+		p.mu.Unlock()
 		return share.ErrorCode(err)
 	}
-	if err := st.persistLocked(p, eff); err != nil {
+	w := p.stageLocked(eff)
+	st.afterLocked(p, eff)
+	p.mu.Unlock()
+	if err := st.commit(p, w); err != nil {
 		s.logger.Error("persist acknowledgement", "err", err)
 		return errKafkaStorage
 	}
-	st.afterLocked(p, eff)
 	return 0
 }
 

@@ -79,7 +79,6 @@ func (st *shareState) resetOffset(k sharePartKey, offset int64) int16 {
 		return errKafkaStorage
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	var eff share.Effects
 	if p.sp.Initialised() {
 		eff = p.sp.Reset(offset)
@@ -87,10 +86,12 @@ func (st *shareState) resetOffset(k sharePartKey, offset int64) int16 {
 		eff = p.sp.Initialise(offset, 0)
 	}
 	eff.Durable = true
-	if err := st.persistLocked(p, eff); err != nil {
+	w := p.stageLocked(eff)
+	st.afterLocked(p, eff)
+	p.mu.Unlock()
+	if err := st.commit(p, w); err != nil {
 		st.s.logger.Error("persist share offset reset", "err", err)
 		return errKafkaStorage
 	}
-	st.afterLocked(p, eff)
 	return 0
 }

@@ -10,7 +10,9 @@ package broker
 // coordinator owns a group id answers for it.
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,8 +26,12 @@ import (
 
 // coordinatorState is what openCoordinators opens (a field of Server).
 type coordinatorState struct {
-	stateDB *pebble.DB
-	groups  *group.Coordinator
+	stateDB  *pebble.DB
+	stateDir string // where stateDB lives
+	// shareJournal is the share persister's journal file (see
+	// newSharePersister), closed before stateDB.
+	shareJournal io.Closer
+	groups       *group.Coordinator
 	// others are extra group directories (share groups), consulted by
 	// ListGroups, DescribeGroups and DeleteGroups after the consumer
 	// group coordinator.
@@ -55,6 +61,7 @@ type stateDB chan stateDBResult
 
 type stateDBResult struct {
 	db  *pebble.DB
+	dir string
 	err error
 }
 
@@ -75,21 +82,21 @@ func openStateDB(logDirs string, logger *slog.Logger) stateDB {
 		if err != nil {
 			err = fmt.Errorf("open state store %s: %w", dir, err)
 		}
-		ch <- stateDBResult{db: db, err: err}
+		ch <- stateDBResult{db: db, dir: dir, err: err}
 	}()
 	return ch
 }
 
-// wait returns the opened store.
-func (p stateDB) wait() (*pebble.DB, error) {
+// wait returns the opened store and its directory.
+func (p stateDB) wait() (*pebble.DB, string, error) {
 	r := <-p
-	return r.db, r.err
+	return r.db, r.dir, r.err
 }
 
 // discard waits for the store and closes it (New failed before handing it
 // to openCoordinators).
 func (p stateDB) discard() {
-	if db, err := p.wait(); err == nil {
+	if db, _, err := p.wait(); err == nil {
 		db.Close()
 	}
 }
@@ -97,7 +104,7 @@ func (p stateDB) discard() {
 // openCoordinators takes the state store from openStateDB and opens the
 // coordinators on it. On error the store is closed.
 func (s *Server) openCoordinators(state stateDB) error {
-	db, err := state.wait()
+	db, dir, err := state.wait()
 	if err != nil {
 		return err
 	}
@@ -111,7 +118,7 @@ func (s *Server) openCoordinators(state stateDB) error {
 		db.Close()
 		return fmt.Errorf("open group coordinator: %w", err)
 	}
-	s.coord.stateDB, s.coord.groups = db, gc
+	s.coord.stateDB, s.coord.stateDir, s.coord.groups = db, dir, gc
 	interval := time.Duration(s.cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond
 	s.bgWG.Add(1)
 	go func() {
@@ -126,14 +133,21 @@ func (s *Server) closeCoordinators() error {
 	if s.coord.groups != nil {
 		s.coord.groups.Close()
 	}
+	var errs []error
+	if s.coord.shareJournal != nil {
+		if err := s.coord.shareJournal.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		s.coord.shareJournal = nil
+	}
 	if s.coord.stateDB != nil {
 		db := s.coord.stateDB
 		s.coord.stateDB = nil
 		if err := db.Close(); err != nil {
-			return fmt.Errorf("close state store: %w", err)
+			errs = append(errs, fmt.Errorf("close state store: %w", err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // groupTopicDeleted drops the committed offsets of topics that no longer

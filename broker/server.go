@@ -130,7 +130,12 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		s.closeStores()
 		return nil, err
 	}
-	if s.share, err = newShareState(s, s.newSharePersister()); err != nil {
+	persister, err := s.newSharePersister()
+	if err != nil {
+		s.closeStores()
+		return nil, err
+	}
+	if s.share, err = newShareState(s, persister); err != nil {
 		s.closeStores()
 		return nil, err
 	}

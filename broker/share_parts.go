@@ -37,16 +37,59 @@ func (st *shareState) part(key sharePartKey) (*sharePart, error) {
 	return p, nil
 }
 
-// persistLocked writes the share-partition's state when an operation asks
-// for it; durable ones are synced before the caller answers.
-func (st *shareState) persistLocked(p *sharePart, eff share.Effects) error {
+// pendingWrite is a state snapshot an operation staged under the
+// share-partition's lock and must see written (synced if sync) before it
+// answers. The zero value writes nothing.
+type pendingWrite struct {
+	seq  uint64
+	sync bool
+}
+
+// or merges two pending writes of one share-partition: the later snapshot
+// covers the earlier one.
+func (w pendingWrite) or(o pendingWrite) pendingWrite {
+	return pendingWrite{seq: max(w.seq, o.seq), sync: w.sync || o.sync}
+}
+
+// stageLocked snapshots the share-partition's state when an operation asks
+// for it. The write itself happens in commit, after p.mu is released, so
+// that other members' acquisitions and acks never wait behind a durable
+// write (a journal append, or an fsync with log.flush.interval.messages=1).
+func (p *sharePart) stageLocked(eff share.Effects) pendingWrite {
 	if !eff.Persist && !eff.Durable {
+		return pendingWrite{}
+	}
+	p.sp.AppendState(&p.staged)
+	p.stagedSeq++
+	return pendingWrite{seq: p.stagedSeq, sync: eff.Durable}
+}
+
+// commit returns once the snapshot w (or a later one) is written, and
+// durable if w asks for it (Persister.Write with sync). Called without p.mu.
+// Writes of one share-partition are serialised under p.wmu and always write
+// the latest staged snapshot, so they never go backwards, and operations
+// queued behind a write share the next one (group commit).
+func (st *shareState) commit(p *sharePart, w pendingWrite) error {
+	if w.seq == 0 {
 		return nil
 	}
-	p.state = share.State{}
-	p.sp.AppendState(&p.state)
-	if err := st.persister.Write(p.key.persistKey(), &p.state, eff.Durable); err != nil {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.syncedSeq >= w.seq || (!w.sync && p.writtenSeq >= w.seq) {
+		return nil
+	}
+	p.mu.Lock()
+	seq := p.stagedSeq
+	p.writing.StartOffset, p.writing.StateEpoch = p.staged.StartOffset, p.staged.StateEpoch
+	p.writing.DeliveryCompleteCount = p.staged.DeliveryCompleteCount
+	p.writing.Batches = append(p.writing.Batches[:0], p.staged.Batches...)
+	p.mu.Unlock()
+	if err := st.persister.Write(p.key.persistKey(), &p.writing, w.sync); err != nil {
 		return fmt.Errorf("persist share-partition %s: %w", p.key.persistKey(), err)
+	}
+	p.writtenSeq = seq
+	if w.sync {
+		p.syncedSeq = seq
 	}
 	return nil
 }
@@ -113,14 +156,15 @@ func (st *shareState) armLocked(p *sharePart) {
 // are archived at the delivery limit).
 func (st *shareState) expire(p *sharePart) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.armed = time.Time{}
 	var eff share.Effects
 	p.release, eff = p.sp.ExpireLocks(time.Now(), p.release[:0])
-	if err := st.persistLocked(p, eff); err != nil {
+	w := p.stageLocked(eff)
+	st.afterLocked(p, eff)
+	p.mu.Unlock()
+	if err := st.commit(p, w); err != nil {
 		st.s.logger.Error("persist after lock expiry", "err", err)
 	}
-	st.afterLocked(p, eff)
 }
 
 // releaseMember releases what a member holds in the given share-partitions
@@ -136,19 +180,21 @@ func (st *shareState) releaseMember(member string, keys []sharePartKey) {
 		p.mu.Lock()
 		var eff share.Effects
 		p.release, eff = p.sp.ReleaseMember(member, time.Now(), p.release[:0])
-		if err := st.persistLocked(p, eff); err != nil {
-			st.s.logger.Error("persist after member release", "err", err)
-		}
+		w := p.stageLocked(eff)
 		st.afterLocked(p, eff)
 		p.mu.Unlock()
+		if err := st.commit(p, w); err != nil {
+			st.s.logger.Error("persist after member release", "err", err)
+		}
 	}
 }
 
 // initLocked initialises an uninitialised share-partition from
 // share.auto.offset.reset, as the first fetch on the leader does in Kafka.
-func (st *shareState) initLocked(p *sharePart, pt *partition, settings shareSettings) error {
+// The caller commits the returned write before answering.
+func (st *shareState) initLocked(p *sharePart, pt *partition, settings shareSettings) pendingWrite {
 	if p.sp.Initialised() {
-		return nil
+		return pendingWrite{}
 	}
 	reset, dur, err := share.ParseAutoOffsetReset(settings.autoOffsetReset)
 	if err != nil {
@@ -164,7 +210,7 @@ func (st *shareState) initLocked(p *sharePart, pt *partition, settings shareSett
 		}
 	}
 	eff := p.sp.Initialise(share.ResolveStartOffset(reset, b, byDuration), 0)
-	return st.persistLocked(p, eff)
+	return p.stageLocked(eff)
 }
 
 // errUnknownSharePartition: a partition this node does not lead.
@@ -208,4 +254,23 @@ func (st *shareState) topicDeleted(id raftmeta.UUID) {
 			}
 		}
 	}
+}
+
+// holdsAny reports whether member holds acquired records in any of keys.
+func (st *shareState) holdsAny(member string, keys []sharePartKey) bool {
+	for _, k := range keys {
+		st.mu.Lock()
+		p := st.parts[k]
+		st.mu.Unlock()
+		if p == nil {
+			continue
+		}
+		p.mu.Lock()
+		held := p.sp.Holds(member)
+		p.mu.Unlock()
+		if held {
+			return true
+		}
+	}
+	return false
 }

@@ -88,8 +88,18 @@ type sharePart struct {
 	timer   *time.Timer
 	armed   time.Time
 	waiters map[*waiter]struct{}
-	state   share.State // reused encode buffer
 	release []share.InFlightRange
+	// staged is the latest state snapshot to write, stagedSeq its number
+	// (both under mu); see commit.
+	staged    share.State
+	stagedSeq uint64
+
+	// wmu serialises writes of this share-partition's state; the fields
+	// below it are under wmu. Lock order: wmu, then mu.
+	wmu        sync.Mutex
+	writing    share.State
+	writtenSeq uint64
+	syncedSeq  uint64
 }
 
 // newShareState sets up share groups; groups with persisted state exist

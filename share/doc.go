@@ -33,7 +33,11 @@
 //	      n x (uvarint gap from previous end | uvarint length-1 |
 //	           byte DeliveryState | uvarint DeliveryCount)
 //
-// fsync points: Write(sync=true) commits with pebble.Sync; Write(sync=false)
-// goes to pebble's WAL without fsync and becomes durable with the next
-// sync write or Flush. DESIGN.md says which transitions need which.
+// Durability points: with PebblePersister, Write(sync=true) commits with
+// pebble.Sync. The broker uses JournaledPersister: Write(sync=true) is one
+// write(2) to a journal (survives a process crash, not a power loss unless
+// the journal syncs every write) then a pebble NoSync write; a checkpoint
+// (Flush, or the journal reaching CheckpointBytes) syncs pebble and empties
+// the journal. Write(sync=false) goes to pebble without fsync and is
+// durable after Flush. DESIGN.md says which transitions need which.
 package share

@@ -20,8 +20,10 @@ type Key struct {
 }
 
 // Persister stores share-partition state. Write with sync=true returns
-// only once the state is durable (fsynced); sync=false may coalesce and
-// lose the write in a crash (see DESIGN.md for which transitions may).
+// only once the state survives a process crash (PebblePersister fsyncs;
+// JournaledPersister reaches the page cache, fsyncing only if asked);
+// sync=false may coalesce and lose the write in a crash (see DESIGN.md
+// for which transitions may).
 // Implementations are safe for concurrent use.
 type Persister interface {
 	// Load fills st and reports whether state exists for key.

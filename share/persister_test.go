@@ -31,6 +31,7 @@ var persisters = []struct {
 }{
 	{"mem", func(t *testing.T) Persister { return NewMemPersister() }},
 	{"pebble", newPebblePersister},
+	{"journaled", newJournaledPersister},
 }
 
 func topic(b byte) [16]byte {
