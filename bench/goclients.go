@@ -246,8 +246,10 @@ func goShareConsume(ctx context.Context, addr, topic, group string, consumers, n
 
 // fillBytes produces records of size bytes to topic until total bytes of
 // values are stored, for the start-up and memory with data stored.
+// Uncompressed: the values are windows of one random buffer, which snappy
+// (franz-go's default) would shrink to a fraction on disk.
 func fillBytes(ctx context.Context, addr, topic string, total int64, size int) error {
 	n := int(total / int64(size))
-	_, err := goProduce(ctx, addr, topic, n, size)
+	_, err := goProduce(ctx, addr, topic, n, size, kgo.ProducerBatchCompression(kgo.NoCompression()))
 	return err
 }
