@@ -115,7 +115,8 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 	}
 
 	notes = append(notes,
-		fmt.Sprintf("Start-up: process start to the first answered ApiVersions, median of %d starts per run (Kafka: %d)%s.",
+		fmt.Sprintf("Start-up: process start to the first answered ApiVersions, median of %d starts per run (Kafka: %d)%s; "+
+			"\"empty\" is one data dir without topics (the first start creates its metadata, the others restart on it).",
 			cfg.StartupRuns, cfg.KafkaStartupRuns, map[bool]string{true: "; fewer Kafka starts in quick mode because each takes seconds", false: ""}[cfg.Quick]),
 		"Kafka: single-node KRaft (combined broker+controller) from the 4.4.0 jars with kafka-server-start.sh's JVM flags (-Xmx1G -Xms1G, G1). "+
 			"sharq and kfake: release builds (go build -trimpath -ldflags=\"-s -w\"); kfake persists to its data dir.",
