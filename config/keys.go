@@ -180,7 +180,7 @@ func brokerKeyTable() []*keyDef {
 			"host:port for raft traffic between sharq nodes (cluster mode only).").own().
 			bind(func(c *Config) any { return &c.ControllerListener }),
 		newKey("metrics.listener", TypeString, "",
-			"host:port of the HTTP listener serving Prometheus metrics on /metrics. Empty: no metrics listener.").own().
+			"host:port of the admin HTTP listener: Prometheus metrics on /metrics, /healthz, /readyz and the share-partition page /ui. Empty: no admin listener.").own().
 			bind(func(c *Config) any { return &c.MetricsListener }),
 		newKey("sharq.log.level", TypeString, "info", "Log level: debug, info, warn or error.").own().
 			bind(func(c *Config) any { return &c.LogLevel }).check(inFold("debug", "info", "warn", "error")),
