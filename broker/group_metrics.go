@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"sharq/group"
 )
 
 // Consumer group offsets and lag, read from the group coordinator at
@@ -31,24 +33,56 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	if gc == nil {
 		return
 	}
+	hwOf := func(tp group.TopicPartition) (int64, bool) {
+		if p := c.s.partitionFor(tp.Topic, tp.Partition); p != nil {
+			return p.log.HighWatermark(), true
+		}
+		return 0, false // topic deleted or not served here: no high watermark
+	}
 	for _, g := range gc.ListGroups() {
-		// No member id and epoch -1: an admin read, not a member's.
-		offs, err := gc.FetchOffsets(g.ID, "", -1, nil, true)
+		lags, err := c.s.groupLags(g.ID, hwOf)
 		if err != nil {
 			continue // closing, or the group went away since ListGroups
 		}
-		for tp, o := range offs {
-			if o.Offset < 0 {
+		for _, l := range lags {
+			if l.committed < 0 {
 				continue
 			}
-			labels := []string{g.ID, tp.Topic, strconv.Itoa(int(tp.Partition))}
-			ch <- prometheus.MustNewConstMetric(descGroupCommitted, prometheus.GaugeValue, float64(o.Offset), labels...)
-			p := c.s.partitionFor(tp.Topic, tp.Partition)
-			if p == nil {
-				continue // topic deleted or not served here: no high watermark
+			labels := []string{g.ID, l.tp.Topic, strconv.Itoa(int(l.tp.Partition))}
+			ch <- prometheus.MustNewConstMetric(descGroupCommitted, prometheus.GaugeValue, float64(l.committed), labels...)
+			if l.lag >= 0 {
+				ch <- prometheus.MustNewConstMetric(descGroupLag, prometheus.GaugeValue, float64(l.lag), labels...)
 			}
-			lag := max(0, p.log.HighWatermark()-o.Offset)
-			ch <- prometheus.MustNewConstMetric(descGroupLag, prometheus.GaugeValue, float64(lag), labels...)
 		}
 	}
+}
+
+// groupLag is a consumer group's committed offset for one partition, with
+// the partition's high watermark (-1 when it is not served here) and the
+// lag (-1 when unknown): what both the metrics and /ui show.
+type groupLag struct {
+	tp        group.TopicPartition
+	committed int64
+	hw, lag   int64
+}
+
+// groupLags reads a group's committed offsets (an admin read: no member id,
+// epoch -1) and pairs each with the high watermark hwOf reports.
+func (s *Server) groupLags(id string, hwOf func(group.TopicPartition) (int64, bool)) ([]groupLag, error) {
+	offs, err := s.coord.groups.FetchOffsets(id, "", -1, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]groupLag, 0, len(offs))
+	for tp, o := range offs {
+		l := groupLag{tp: tp, committed: o.Offset, hw: -1, lag: -1}
+		if hw, ok := hwOf(tp); ok {
+			l.hw = hw
+			if o.Offset >= 0 {
+				l.lag = max(0, hw-o.Offset)
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }

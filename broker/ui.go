@@ -219,6 +219,10 @@ func (s *Server) uiSnapshot(now time.Time) *uiState {
 
 func (s *Server) uiConsumerGroups(hw map[group.TopicPartition]uiPartition) []uiGroup {
 	out := []uiGroup{}
+	hwOf := func(tp group.TopicPartition) (int64, bool) {
+		p, ok := hw[tp]
+		return p.HighWatermark, ok
+	}
 	for _, o := range s.coord.groups.ListGroups() {
 		g := uiGroup{ID: o.ID, Type: o.Type, State: o.State, Members: []uiMember{}, Offsets: []uiGroupOffset{}}
 		switch o.Type {
@@ -238,16 +242,10 @@ func (s *Server) uiConsumerGroups(hw map[group.TopicPartition]uiPartition) []uiG
 		sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].ID < g.Members[j].ID })
 		// The group may have gone between ListGroups and here: it is then
 		// shown without offsets.
-		if offs, err := s.coord.groups.FetchOffsets(o.ID, "", -1, nil, true); err == nil {
-			for tp, off := range offs {
-				e := uiGroupOffset{Topic: tp.Topic, Partition: tp.Partition, Committed: off.Offset, HighWatermark: -1, Lag: -1}
-				if p, ok := hw[tp]; ok {
-					e.HighWatermark = p.HighWatermark
-					if off.Offset >= 0 {
-						e.Lag = max(0, p.HighWatermark-off.Offset)
-					}
-				}
-				g.Offsets = append(g.Offsets, e)
+		if lags, err := s.groupLags(o.ID, hwOf); err == nil {
+			for _, l := range lags {
+				g.Offsets = append(g.Offsets, uiGroupOffset{Topic: l.tp.Topic, Partition: l.tp.Partition,
+					Committed: l.committed, HighWatermark: l.hw, Lag: l.lag})
 			}
 		}
 		sort.Slice(g.Offsets, func(i, j int) bool {
