@@ -28,6 +28,7 @@ package broker
 // * v2: ShareAcquireMode (KIP-1206) and IsRenewAck / RENEW acks (KIP-1222).
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
 	"time"
@@ -241,6 +242,49 @@ func ackTypes(in []int8) []share.AckType {
 	return out
 }
 
+// An acquisition takes about MaxRecords records (500 by default) in whole
+// batches, so reading the request's MaxBytes share of the log (tens of MB)
+// copies far more than it can use. A share-partition's log read is sized
+// from the bytes per offset its last read saw (1.5x MaxRecords' worth, at
+// least shareReadMin), and is at most shareReadBytes (Kafka's consumer
+// reads at most 1 MiB per partition by default too) until a read has been
+// seen. A first batch bigger than the size is still read whole.
+const (
+	shareReadBytes = 1 << 20
+	shareReadMin   = 64 << 10
+)
+
+// readSize is how many bytes to read for an acquisition of maxRecords.
+func (p *sharePart) readSize(maxRecords, maxBytes int) int {
+	n := shareReadBytes
+	if p.bytesPerOffset > 0 {
+		n = max(shareReadMin, int(min(float64(maxRecords)*p.bytesPerOffset*1.5, 1<<30)))
+	}
+	return max(1, min(n, maxBytes, 1<<30))
+}
+
+// noteRead keeps the bytes per offset of data, whole v2 batches as the log
+// returns them.
+func (p *sharePart) noteRead(data []byte) {
+	const batchPrefix = 27 // baseOffset(8) batchLength(4) epoch(4) magic(1) crc(4) attributes(2) lastOffsetDelta(4)
+	if len(data) < batchPrefix {
+		return
+	}
+	first := int64(binary.BigEndian.Uint64(data))
+	last := first
+	for off := 0; off+batchPrefix <= len(data); {
+		last = int64(binary.BigEndian.Uint64(data[off:])) + int64(int32(binary.BigEndian.Uint32(data[off+23:])))
+		size := 12 + int(int32(binary.BigEndian.Uint32(data[off+8:])))
+		if size < batchPrefix {
+			return
+		}
+		off += size
+	}
+	if span := last - first + 1; span > 0 && last >= first {
+		p.bytesPerOffset = float64(len(data)) / float64(span)
+	}
+}
+
 // holderMaxWait bounds the park of a ShareFetch whose member still holds
 // acquired records in one of its share-partitions. Clients that fetch ahead
 // (franz-go sends the next ShareFetch as soon as the application takes a
@@ -401,10 +445,11 @@ func (st *shareState) acquireLocked(p *sharePart, member string, pt *partition, 
 	var data []byte
 	if from < hw {
 		var err error
-		data, err = pt.log.Read(from, int32(min(maxBytes, 1<<30)), nil)
+		data, err = pt.log.Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), nil)
 		if err != nil && !errors.Is(err, log.ErrOffsetOutOfRange) {
 			return 0, log.ErrorCode(err), pendingWrite{}
 		}
+		p.noteRead(data)
 	}
 	var src share.RawBatches
 	src.Reset(from, data, bounds, nil)

@@ -89,6 +89,8 @@ type sharePart struct {
 	armed   time.Time
 	waiters map[*waiter]struct{}
 	release []share.InFlightRange
+	// bytesPerOffset of the last log read, to size the next (readSize).
+	bytesPerOffset float64
 	// staged is the latest state snapshot to write, stagedSeq its number
 	// (both under mu); see commit.
 	staged    share.State
