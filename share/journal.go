@@ -77,6 +77,7 @@ type Journal struct {
 	appended atomic.Int64
 	buf      []byte // reused record buffer
 	key      []byte // reused key buffer
+	val      []byte // reused state buffer
 	broken   error  // set when a failed append could not be undone
 }
 
@@ -127,17 +128,25 @@ func (j *Journal) Size() int64 { return j.size }
 // Append writes one record with a single write(2); with SyncEveryWrite it
 // also fsyncs. Once it returns nil the record survives a process crash.
 func (j *Journal) Append(key Key, st *State) error {
-	if j.broken != nil {
-		return j.broken
-	}
 	var err error
 	if j.key, err = AppendKey(j.key[:0], key); err != nil {
 		return err
 	}
-	b := append(j.buf[:0], make([]byte, journalHeader)...)
-	b = binary.AppendUvarint(b, uint64(len(j.key)))
-	b = append(b, j.key...)
-	b = EncodeState(b, st)
+	j.val = EncodeState(j.val[:0], st)
+	return j.appendEncoded(key, j.key, j.val)
+}
+
+// appendEncoded appends a record of an already encoded key (AppendKey) and
+// state (EncodeState): JournaledPersister encodes both once for the journal
+// and pebble.
+func (j *Journal) appendEncoded(key Key, encKey, encState []byte) error {
+	if j.broken != nil {
+		return j.broken
+	}
+	b := append(j.buf[:0], make([]byte, journalHeader)...) // length and crc, filled below
+	b = binary.AppendUvarint(b, uint64(len(encKey)))
+	b = append(b, encKey...)
+	b = append(b, encState...)
 	j.buf = b
 	body := len(b) - journalHeader
 	if body > maxJournalRecord {

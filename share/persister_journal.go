@@ -126,7 +126,7 @@ func (p *JournaledPersister) write(key Key, st *State, sync bool) (int64, error)
 	}
 	p.valBuf = EncodeState(p.valBuf[:0], st)
 	if sync {
-		if err := p.mu.j.Append(key, st); err != nil {
+		if err := p.mu.j.appendEncoded(key, p.keyBuf, p.valBuf); err != nil {
 			return 0, p.writeThroughLocked(key, err)
 		}
 	}
