@@ -28,7 +28,6 @@ package broker
 // * v2: ShareAcquireMode (KIP-1206) and IsRenewAck / RENEW acks (KIP-1222).
 
 import (
-	"encoding/binary"
 	"errors"
 	"strings"
 	"time"
@@ -266,19 +265,16 @@ func (p *sharePart) readSize(maxRecords, maxBytes int) int {
 // noteRead keeps the bytes per offset of data, whole v2 batches as the log
 // returns them.
 func (p *sharePart) noteRead(data []byte) {
-	const batchPrefix = 27 // baseOffset(8) batchLength(4) epoch(4) magic(1) crc(4) attributes(2) lastOffsetDelta(4)
-	if len(data) < batchPrefix {
-		return
-	}
-	first := int64(binary.BigEndian.Uint64(data))
-	last := first
-	for off := 0; off+batchPrefix <= len(data); {
-		last = int64(binary.BigEndian.Uint64(data[off:])) + int64(int32(binary.BigEndian.Uint32(data[off+23:])))
-		size := 12 + int(int32(binary.BigEndian.Uint32(data[off+8:])))
-		if size < batchPrefix {
-			return
+	var first, last int64 = 0, -1
+	for off := 0; off < len(data); {
+		h, size, ok := share.ParseBatchHeader(data[off:])
+		if !ok {
+			break
 		}
-		off += size
+		if off == 0 {
+			first = h.BaseOffset
+		}
+		last, off = h.LastOffset, off+size
 	}
 	if span := last - first + 1; span > 0 && last >= first {
 		p.bytesPerOffset = float64(len(data)) / float64(span)

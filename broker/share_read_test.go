@@ -5,14 +5,15 @@ import (
 	"testing"
 )
 
-// rawBatches builds v2 batch framing (base offset, length, last offset
-// delta) for noteRead; the bodies are padding.
+// rawBatches builds v2 batch framing (base offset, length, magic, last
+// offset delta) for noteRead; the bodies are padding.
 func rawBatches(base int64, sizes []int, counts []int) []byte {
 	var out []byte
 	for i, size := range sizes {
 		b := make([]byte, size)
 		binary.BigEndian.PutUint64(b, uint64(base))
 		binary.BigEndian.PutUint32(b[8:], uint32(size-12))
+		b[16] = 2 // magic
 		binary.BigEndian.PutUint32(b[23:], uint32(counts[i]-1))
 		out = append(out, b...)
 		base += int64(counts[i])
