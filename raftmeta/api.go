@@ -13,7 +13,7 @@ type UUID [16]byte
 
 // Config opens a Store.
 type Config struct {
-	Dir    string // <log.dirs>/meta: pebble raft log + stable store, snapshots beside it
+	Dir    string // <log.dirs>/meta: raft log + stable store in log/raft.wal, snapshots beside it
 	NodeID int32
 	// Voters is controller.quorum.voters parsed ("id@host:port"); empty means
 	// a single self voter with an in-memory transport (no port needed).

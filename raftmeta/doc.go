@@ -21,25 +21,29 @@
 // # On disk
 //
 //	<Dir>/                          (the broker passes <log.dirs>/meta)
-//	  log/                          pebble: raft log + raft stable store
+//	  log/raft.wal                  raft log + raft stable store (filestore.go)
+//	  log/raft.lock                 keeps a second process out
 //	  snapshots/<term>-<index>-<ms>/  raft.FileSnapshotStore, 2 retained
 //	      meta.json                 raft's own metadata
 //	      state.bin                 one encoded Image (snapshot.go)
 //
-// pebble keys (logstore.go):
+// raft.wal (filestore.go has the byte layout):
 //
-//	0x01 | index uint64 big endian -> version(1)=1 | term uvarint | type(1)
-//	                                  | appended-at varint | data | extensions
-//	0x02 | stable key              -> value (raft's CurrentTerm, LastVoteTerm, ...)
+//	"SQRWAL" 0x00 | version(1)=1 | record*
+//	record = length uint32 | crc32c uint32 | type(1)=batch | op+
+//	op     = entries (first index, count, encodeLog values) | delete [min, max] | set (key, value)
+//	entry  = version(1)=1 | term uvarint | type(1) | appended-at varint | data | extensions
 //
-// Every StoreLogs is one pebble batch committed with Sync, truncations are
-// single range deletes; raft relies on a returned write being durable. Stable
-// Sets (term, vote) are synced in cluster mode; a lone voter leaves them to
-// the next synced batch of the same ordered WAL (logstore.go Set). The first
-// start writes raft's term and configuration entry in one synced batch, so a
-// crash leaves both or neither (logstore.go bootstrap). The parent directory
-// is synced after pebble creates its own, so a crash right after the first
-// start cannot lose the directory.
+// Every StoreLogs is one record, written with one write and synced before it
+// returns; raft relies on a returned write being durable. Open replays the
+// file into memory, cuts a torn last record and fails with ErrCorrupt on a
+// bad record followed by a good one. Stable Sets (term, vote) are synced in
+// cluster mode; a lone voter's ride in the next synced record (filestore.go
+// Set). The first start writes raft's term and configuration entry in one
+// record, so a crash leaves both or neither (fileStore.bootstrap). The file
+// is rewritten with only its live state once it is mostly dead. A data dir
+// of a version that kept the raft log in pebble (<Dir>/log as a pebble DB)
+// is migrated on its first open (DESIGN.md).
 //
 // Raft log entry data (codec.go): type(1) | version(1) | payload. The type's
 // high bit marks commands an older node may skip; any other unknown type (or
@@ -59,5 +63,6 @@
 // # Shutdown
 //
 // Close: mark closed (pending proposals and WaitApplied return ErrClosed),
-// stop raft, stop the leader watcher, close the transport, close pebble.
+// stop raft, stop the leader watcher, close the transport, close the raft
+// log store.
 package raftmeta

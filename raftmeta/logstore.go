@@ -1,14 +1,12 @@
 package raftmeta
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -26,19 +24,12 @@ const (
 	prefixLog    byte = 0x01
 	prefixStable byte = 0x02
 	prefixEnd    byte = 0x03 // first byte past every prefix we own
-
-	logFormatV1 byte = 1
 )
 
-// errStableNotFound is what raft expects from StableStore.Get on a missing key:
-// raft compares err.Error() with the literal "not found" (api.go
-// HasExistingState, raft.go vote restore), so the text is part of the contract.
-var errStableNotFound = errors.New("not found")
-
-// ErrCorrupt reports undecodable bytes in the raft log, a snapshot or a command.
-var ErrCorrupt = errors.New("raftmeta: corrupt data")
-
-// pebbleStore is raft's LogStore and StableStore on one pebble instance.
+// pebbleStore is raft's LogStore and StableStore on one pebble instance, as
+// versions before the file store (filestore.go) kept them in <Dir>/log.
+// MIGRATION ONLY: openFileStore opens it once to copy an old data dir into
+// raft.wal; tests also use it to write such dirs. Nothing else may use it.
 // Every write is a synced batch: raft assumes a returned StoreLogs/Set is
 // durable (it votes and acknowledges on that basis).
 type pebbleStore struct {
@@ -88,50 +79,6 @@ func openPebbleStore(dir string, fs vfs.FS, logger *slog.Logger) (*pebbleStore, 
 		return nil, fmt.Errorf("open raft log store %s: %w", dir, err)
 	}
 	return &pebbleStore{db: db}, nil
-}
-
-// mkdirAllSynced creates dir and any missing parents, then syncs the parent
-// of each directory it created so the new entries are durable.
-func mkdirAllSynced(fs vfs.FS, dir string) error {
-	var created []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := fs.Stat(d); err == nil {
-			break
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("stat %s: %w", d, err)
-		}
-		created = append(created, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if len(created) == 0 {
-		return nil
-	}
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	for _, d := range created {
-		if err := syncDir(fs, filepath.Dir(d)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
 }
 
 func (s *pebbleStore) Close() error { return s.db.Close() }
@@ -305,11 +252,6 @@ func (s *pebbleStore) GetUint64(key []byte) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// keyCurrentTerm is the StableStore key under which raft keeps its current
-// term. It is part of raft's on-disk contract (every existing store holds
-// it under this name).
-var keyCurrentTerm = []byte("CurrentTerm")
-
 // bootstrap writes raft's first-start state, the current term and the
 // configuration entry, in one synced batch. raft.BootstrapCluster writes
 // them as two separate synced writes; a crash between the two leaves a term
@@ -319,33 +261,17 @@ var keyCurrentTerm = []byte("CurrentTerm")
 // again. raft itself validates the configuration and builds the entries,
 // against an in-memory store, so their format stays raft's.
 func (s *pebbleStore) bootstrap(conf *raft.Config, trans raft.Transport, c raft.Configuration) error {
-	mem := raft.NewInmemStore()
-	if err := raft.BootstrapCluster(conf, mem, mem, raft.NewInmemSnapshotStore(), trans, c); err != nil {
-		return err
-	}
-	term, err := mem.GetUint64(keyCurrentTerm)
-	if err != nil || term == 0 {
-		return fmt.Errorf("raft bootstrap wrote no current term (%v): %w", err, ErrCorrupt)
-	}
-	first, err := mem.FirstIndex()
-	if err != nil {
-		return err
-	}
-	last, err := mem.LastIndex()
+	term, logs, err := bootstrapState(conf, trans, c)
 	if err != nil {
 		return err
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	var buf []byte
-	for i := first; i <= last && last > 0; i++ {
-		var l raft.Log
-		if err := mem.GetLog(i, &l); err != nil {
-			return fmt.Errorf("raft bootstrap entry %d: %w", i, err)
-		}
-		buf = encodeLog(buf[:0], &l)
-		if err := b.Set(logKey(i), buf, nil); err != nil {
-			return fmt.Errorf("batch raft bootstrap entry %d: %w", i, err)
+	for _, l := range logs {
+		buf = encodeLog(buf[:0], l)
+		if err := b.Set(logKey(l.Index), buf, nil); err != nil {
+			return fmt.Errorf("batch raft bootstrap entry %d: %w", l.Index, err)
 		}
 	}
 	var tb [8]byte
@@ -359,52 +285,44 @@ func (s *pebbleStore) bootstrap(conf *raft.Config, trans raft.Transport, c raft.
 	return nil
 }
 
-// encodeLog appends the value stored for a raft.Log (the index is the key):
-//
-//	version(1)=1 | term uvarint | type(1) | appendedAt unix-nanos varint (0 = zero time)
-//	| len(data) uvarint | data | len(extensions) uvarint | extensions
-func encodeLog(buf []byte, l *raft.Log) []byte {
-	buf = append(buf, logFormatV1)
-	buf = binary.AppendUvarint(buf, l.Term)
-	buf = append(buf, byte(l.Type))
-	var at int64
-	if !l.AppendedAt.IsZero() {
-		at = l.AppendedAt.UnixNano()
+// export reads the whole store for the migration to the file store: every
+// log entry (checked to be contiguous and decodable) and every stable key.
+func (s *pebbleStore) export() (*walState, error) {
+	st := newWALState()
+	it, err := s.logIter()
+	if err != nil {
+		return nil, fmt.Errorf("raft log iterator: %w", err)
 	}
-	buf = binary.AppendVarint(buf, at)
-	buf = binary.AppendUvarint(buf, uint64(len(l.Data)))
-	buf = append(buf, l.Data...)
-	buf = binary.AppendUvarint(buf, uint64(len(l.Extensions)))
-	buf = append(buf, l.Extensions...)
-	return buf
-}
-
-// decodeLog fills l from b, copying the byte fields (b belongs to pebble).
-func decodeLog(b []byte, l *raft.Log) error {
-	r := reader{b: b}
-	if v := r.byte(); v != logFormatV1 && r.err == nil {
-		return fmt.Errorf("raft log format version %d: %w", v, ErrCorrupt)
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if len(k) != 9 {
+			it.Close()
+			return nil, fmt.Errorf("raft log key of %d bytes: %w", len(k), ErrCorrupt)
+		}
+		idx := binary.BigEndian.Uint64(k[1:])
+		if err := st.checkEntries(idx, 1); err != nil || (len(st.entries) > 0 && idx != st.lastIndex()+1) {
+			it.Close()
+			return nil, fmt.Errorf("pebble raft log holds %d after [%d, %d]: %w", idx, st.first, st.lastIndex(), ErrCorrupt)
+		}
+		v := bytes.Clone(it.Value())
+		if _, err := parseLog(v); err != nil {
+			it.Close()
+			return nil, fmt.Errorf("pebble raft log %d: %w", idx, err)
+		}
+		st.putEntries(idx, [][]byte{v})
 	}
-	term := r.uvarint()
-	typ := r.byte()
-	at := r.varint()
-	data := r.bytes()
-	ext := r.bytes()
-	if r.err == nil && len(r.b) != 0 {
-		r.err = fmt.Errorf("%d trailing bytes: %w", len(r.b), ErrCorrupt)
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("raft log iterator: %w", err)
 	}
-	if r.err != nil {
-		return r.err
+	it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixStable}, UpperBound: []byte{prefixEnd}})
+	if err != nil {
+		return nil, fmt.Errorf("raft stable iterator: %w", err)
 	}
-	*l = raft.Log{Term: term, Type: raft.LogType(typ)}
-	if len(data) > 0 {
-		l.Data = append([]byte(nil), data...)
+	for ok := it.First(); ok; ok = it.Next() {
+		st.set(string(it.Key()[1:]), bytes.Clone(it.Value()))
 	}
-	if len(ext) > 0 {
-		l.Extensions = append([]byte(nil), ext...)
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("raft stable iterator: %w", err)
 	}
-	if at != 0 {
-		l.AppendedAt = time.Unix(0, at)
-	}
-	return nil
+	return st, nil
 }

@@ -12,9 +12,22 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-func mustOpenPebble(t *testing.T, fs vfs.FS) *pebbleStore {
+// testDir is where the store-level tests put the raft log on a memory FS.
+const testDir = "/raftlog"
+
+func mustOpenFile(t testing.TB, fs vfs.FS) *fileStore {
 	t.Helper()
-	s, err := openPebbleStore("raftlog", fs, nil)
+	s, err := openFileStore(testDir, fs, nil)
+	if err != nil {
+		t.Fatalf("open file store: %v", err)
+	}
+	return s
+}
+
+// mustOpenPebble opens the pre-file-store pebble store (migration source).
+func mustOpenPebble(t testing.TB, fs vfs.FS) *pebbleStore {
+	t.Helper()
+	s, err := openPebbleStore(testDir, fs, nil)
 	if err != nil {
 		t.Fatalf("open pebble store: %v", err)
 	}
@@ -23,7 +36,7 @@ func mustOpenPebble(t *testing.T, fs vfs.FS) *pebbleStore {
 
 // crash simulates power loss: everything not synced is discarded, then the
 // store is reopened over what survived.
-func crash(t *testing.T, fs *vfs.MemFS, s *pebbleStore) *pebbleStore {
+func crash(t *testing.T, fs *vfs.MemFS, s *fileStore) *fileStore {
 	t.Helper()
 	fs.SetIgnoreSyncs(true)
 	if err := s.Close(); err != nil {
@@ -31,7 +44,24 @@ func crash(t *testing.T, fs *vfs.MemFS, s *pebbleStore) *pebbleStore {
 	}
 	fs.ResetToSyncedState()
 	fs.SetIgnoreSyncs(false)
-	return mustOpenPebble(t, fs)
+	return mustOpenFile(t, fs)
+}
+
+// contractStore is what the contract tests exercise.
+type contractStore interface {
+	raft.LogStore
+	raft.StableStore
+	Close() error
+}
+
+// contractStores: the file store, and the pebble store, whose reads the
+// migration depends on.
+var contractStores = []struct {
+	name string
+	open func(t testing.TB, fs vfs.FS) contractStore
+}{
+	{"file", func(t testing.TB, fs vfs.FS) contractStore { return mustOpenFile(t, fs) }},
+	{"pebble", func(t testing.TB, fs vfs.FS) contractStore { return mustOpenPebble(t, fs) }},
 }
 
 func testLog(i uint64) *raft.Log {
@@ -59,7 +89,7 @@ func equalLog(a, b *raft.Log) bool {
 		a.AppendedAt.Equal(b.AppendedAt)
 }
 
-func checkRange(t *testing.T, s *pebbleStore, first, last uint64) {
+func checkRange(t testing.TB, s raft.LogStore, first, last uint64) {
 	t.Helper()
 	f, err := s.FirstIndex()
 	if err != nil || f != first {
@@ -93,10 +123,16 @@ func checkRange(t *testing.T, s *pebbleStore, first, last uint64) {
 }
 
 func TestLogStoreContract(t *testing.T) {
-	fs := vfs.NewStrictMem()
-	s := mustOpenPebble(t, fs)
-	t.Cleanup(func() { s.Close() })
+	for _, tc := range contractStores {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.open(t, vfs.NewStrictMem())
+			t.Cleanup(func() { s.Close() })
+			testLogStoreContract(t, s)
+		})
+	}
+}
 
+func testLogStoreContract(t *testing.T, s contractStore) {
 	checkRange(t, s, 0, 0)
 	var l raft.Log
 	if err := s.GetLog(1, &l); !errors.Is(err, raft.ErrLogNotFound) {
@@ -145,9 +181,16 @@ func TestLogStoreContract(t *testing.T) {
 }
 
 func TestStableStoreContract(t *testing.T) {
-	s := mustOpenPebble(t, vfs.NewStrictMem())
-	t.Cleanup(func() { s.Close() })
+	for _, tc := range contractStores {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.open(t, vfs.NewStrictMem())
+			t.Cleanup(func() { s.Close() })
+			testStableStoreContract(t, s)
+		})
+	}
+}
 
+func testStableStoreContract(t *testing.T, s contractStore) {
 	_, err := s.Get([]byte("missing"))
 	if err == nil || err.Error() != "not found" {
 		t.Fatalf("Get(missing) error = %v, raft needs the text \"not found\"", err)
@@ -171,7 +214,7 @@ func TestStableStoreContract(t *testing.T) {
 		if err != nil || !bytes.Equal(got, tc.val) {
 			t.Fatalf("Get(%q) = %q, %v; want %q", tc.key, got, err, tc.val)
 		}
-		// The result must be our own copy, not pebble's buffer.
+		// The result must be the caller's own copy, not the store's buffer.
 		if len(got) > 0 {
 			got[0]++
 			again, _ := s.Get(tc.key)
@@ -203,7 +246,7 @@ func TestStableStoreContract(t *testing.T) {
 // crash, and that the crash simulation really drops unsynced writes.
 func TestLogStoreCrash(t *testing.T) {
 	fs := vfs.NewStrictMem()
-	s := mustOpenPebble(t, fs)
+	s := mustOpenFile(t, fs)
 
 	var batch []*raft.Log
 	for i := uint64(1); i <= 50; i++ {
@@ -221,8 +264,19 @@ func TestLogStoreCrash(t *testing.T) {
 	if err := s.Set([]byte("LastVoteCand"), []byte("3")); err != nil {
 		t.Fatal(err)
 	}
-	// An unsynced write straight to pebble: the crash must take it away.
-	if err := s.db.Set(logKey(51), encodeLog(nil, testLog(51)), pebble.NoSync); err != nil {
+	// An unsynced record straight into the file: the crash must take it away.
+	rec, bounds := appendLogs(appendEntriesOp(s.newRecord(0), 51, 1), []*raft.Log{testLog(51)})
+	if err := finishRecord(rec, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.f.WriteAt(rec, s.size); err != nil {
+		t.Fatal(err)
+	}
+	s.size += int64(len(rec))
+	s.st.putEntries(51, slicesOf(rec, bounds))
+	// And a lazy Set, which is not written until the next synced record.
+	s.lazyStable = true
+	if err := s.SetUint64([]byte("CurrentTerm"), 43); err != nil {
 		t.Fatal(err)
 	}
 	checkRange(t, s, 10, 51)
@@ -242,7 +296,7 @@ func TestLogStoreCrash(t *testing.T) {
 	if err != nil || !existing {
 		t.Fatalf("HasExistingState = %v, %v; want true", existing, err)
 	}
-	empty := mustOpenPebble(t, vfs.NewStrictMem())
+	empty := mustOpenFile(t, vfs.NewStrictMem())
 	t.Cleanup(func() { empty.Close() })
 	existing, err = raft.HasExistingState(empty, empty, raft.NewInmemSnapshotStore())
 	if err != nil || existing {
@@ -250,9 +304,9 @@ func TestLogStoreCrash(t *testing.T) {
 	}
 }
 
-func TestLogStoreCorruptValue(t *testing.T) {
-	s := mustOpenPebble(t, vfs.NewStrictMem())
-	t.Cleanup(func() { s.Close() })
+// TestPebbleStoreCorruptValue: the migration source reports undecodable
+// values instead of copying them.
+func TestPebbleStoreCorruptValue(t *testing.T) {
 	tests := [][]byte{
 		nil,
 		{9},                                   // unknown format version
@@ -261,6 +315,7 @@ func TestLogStoreCorruptValue(t *testing.T) {
 		append(encodeLog(nil, testLog(3)), 0), // trailing byte
 	}
 	for i, v := range tests {
+		s := mustOpenPebble(t, vfs.NewStrictMem())
 		if err := s.db.Set(logKey(7), v, pebble.Sync); err != nil {
 			t.Fatal(err)
 		}
@@ -268,10 +323,15 @@ func TestLogStoreCorruptValue(t *testing.T) {
 		if err := s.GetLog(7, &l); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("case %d: GetLog of %x = %v, want ErrCorrupt", i, v, err)
 		}
+		if _, err := s.export(); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("case %d: export of %x = %v, want ErrCorrupt", i, v, err)
+		}
+		s.Close()
 	}
 }
 
-// FuzzLogDecode: the raft log value decoder never panics and round-trips.
+// FuzzLogDecode: the raft log value decoder never panics, round-trips, and
+// agrees with the replay check validLog.
 func FuzzLogDecode(f *testing.F) {
 	for i := uint64(1); i <= 5; i++ {
 		f.Add(encodeLog(nil, testLog(i)))
@@ -280,7 +340,11 @@ func FuzzLogDecode(f *testing.F) {
 	f.Add([]byte{logFormatV1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var l raft.Log
-		if err := decodeLog(b, &l); err != nil {
+		err := decodeLog(b, &l)
+		if validLog(b) != (err == nil) {
+			t.Fatalf("validLog = %v, decodeLog = %v", validLog(b), err)
+		}
+		if err != nil {
 			return
 		}
 		again := encodeLog(nil, &l)

@@ -26,7 +26,7 @@ func TestBootstrapAtomic(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := vfs.NewStrictMem()
-			s := mustOpenPebble(t, fs)
+			s := mustOpenFile(t, fs)
 			conf, trans, cfg := bootstrapConfig()
 			if tc.crash {
 				fs.SetIgnoreSyncs(true)
@@ -39,7 +39,7 @@ func TestBootstrapAtomic(t *testing.T) {
 			}
 			fs.ResetToSyncedState()
 			fs.SetIgnoreSyncs(false)
-			s = mustOpenPebble(t, fs)
+			s = mustOpenFile(t, fs)
 			t.Cleanup(func() { s.Close() })
 
 			existing, err := raft.HasExistingState(s, s, raft.NewInmemSnapshotStore())
@@ -86,7 +86,7 @@ func TestBootstrapAtomic(t *testing.T) {
 
 // TestBootstrapInvalidConfiguration: raft's own validation still applies.
 func TestBootstrapInvalidConfiguration(t *testing.T) {
-	s := mustOpenPebble(t, vfs.NewStrictMem())
+	s := mustOpenFile(t, vfs.NewStrictMem())
 	t.Cleanup(func() { s.Close() })
 	conf, trans, _ := bootstrapConfig()
 	if err := s.bootstrap(conf, trans, raft.Configuration{}); err == nil {
@@ -104,25 +104,39 @@ func TestLazyStable(t *testing.T) {
 		name      string
 		lazy      bool
 		thenLog   bool // a synced StoreLogs follows the Set
-		wantValue bool // the Set survives a crash
+		clean     bool // a clean Close instead of a crash
+		wantValue bool // the Set survives
 	}{
-		{"synced set", false, false, true},
-		{"lazy set then synced log", true, true, true},
-		{"lazy set alone", true, false, false},
+		{"synced set", false, false, false, true},
+		{"lazy set then synced log", true, true, false, true},
+		{"lazy set alone", true, false, false, false},
+		{"lazy set then clean close", true, false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := vfs.NewStrictMem()
-			s := mustOpenPebble(t, fs)
+			s := mustOpenFile(t, fs)
 			s.lazyStable = tc.lazy
 			if err := s.SetUint64(keyCurrentTerm, 7); err != nil {
 				t.Fatal(err)
+			}
+			// Readers see a lazy value at once.
+			if v, err := s.GetUint64(keyCurrentTerm); err != nil || v != 7 {
+				t.Fatalf("term before crash = %d, %v; want 7", v, err)
 			}
 			if tc.thenLog {
 				if err := s.StoreLogs([]*raft.Log{testLog(1)}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			s = crash(t, fs, s)
+			if tc.clean {
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				fs.ResetToSyncedState()
+				s = mustOpenFile(t, fs)
+			} else {
+				s = crash(t, fs, s)
+			}
 			t.Cleanup(func() { s.Close() })
 			got, err := s.GetUint64(keyCurrentTerm)
 			if err != nil {

@@ -42,7 +42,7 @@ const (
 	// snapshotRetain is how many raft snapshots the file store keeps.
 	snapshotRetain = 2
 	// logCacheSize is the number of recent entries raft.NewLogCache keeps
-	// in memory in front of pebble.
+	// decoded in front of the log store.
 	logCacheSize = 512
 	// defaultProposeTimeout bounds a proposal whose context has no deadline.
 	defaultProposeTimeout = 30 * time.Second
@@ -59,7 +59,7 @@ type Store struct {
 	logger  *slog.Logger
 	fsm     *fsm
 	raft    *raft.Raft
-	logs    *pebbleStore
+	logs    raftStore
 	trans   raft.Transport
 	localID raft.ServerID
 	cluster bool
@@ -76,11 +76,27 @@ type Store struct {
 	closeErr  error
 }
 
+// raftStore is the log and stable store under raft: the fileStore, or, in
+// tests that write an old version's data dir, the pebbleStore.
+type raftStore interface {
+	raft.LogStore
+	raft.StableStore
+	bootstrap(conf *raft.Config, trans raft.Transport, c raft.Configuration) error
+	setLazyStable(lazy bool)
+	Close() error
+}
+
+func (s *fileStore) setLazyStable(lazy bool)   { s.lazyStable = lazy }
+func (s *pebbleStore) setLazyStable(lazy bool) { s.lazyStable = lazy }
+
 // openOptions are test hooks.
 type openOptions struct {
-	fs            vfs.FS       // pebble file system; nil = real disk
+	fs            vfs.FS       // raft log store's file system; nil = real disk
 	listener      net.Listener // cluster mode: pre-bound raft listener
 	leaderTimeout time.Duration
+	// legacyPebble puts the raft log on pebble, as versions before the file
+	// store did, so tests can write the data dirs that migration reads.
+	legacyPebble bool
 }
 
 // Open opens or bootstraps the metadata store in cfg.Dir. With no Voters it
@@ -139,7 +155,13 @@ func open(cfg Config, opts openOptions) (_ *Store, retErr error) {
 		}
 	}
 
-	logs, err := openPebbleStore(filepath.Join(cfg.Dir, "log"), opts.fs, logger)
+	var logs raftStore
+	var err error
+	if opts.legacyPebble {
+		logs, err = openPebbleStore(filepath.Join(cfg.Dir, "log"), opts.fs, logger)
+	} else {
+		logs, err = openFileStore(filepath.Join(cfg.Dir, "log"), opts.fs, logger)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("raftmeta: %w", err)
 	}
@@ -150,8 +172,8 @@ func open(cfg Config, opts openOptions) (_ *Store, retErr error) {
 		}
 	}()
 	if opts.fs != nil {
-		// Tests put pebble on a memory FS; the snapshot store always uses
-		// the real one.
+		// Tests put the raft log on a memory FS; the snapshot store always
+		// uses the real one.
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("raftmeta: create %s: %w", cfg.Dir, err)
 		}
@@ -222,8 +244,8 @@ func open(cfg Config, opts openOptions) (_ *Store, retErr error) {
 		logger.Info("bootstrapped new metadata raft", "voters", len(servers))
 	}
 	// A lone voter's term and vote need not be synced on their own; see
-	// pebbleStore.Set.
-	logs.lazyStable = !s.cluster
+	// fileStore.Set.
+	logs.setLazyStable(!s.cluster)
 
 	r, err := raft.NewRaft(conf, s.fsm, cached, logs, snaps, s.trans)
 	if err != nil {
