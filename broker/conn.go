@@ -211,6 +211,11 @@ func (c *conn) handleFrame(frame []byte) error {
 		return fmt.Errorf("unsupported version %d of %s (supported %d-%d)", version, kmsg.NameForKey(key), api.minVersion, api.maxVersion)
 	}
 
+	if !coordinatorFree[key] {
+		if err := c.s.awaitCoordinators(c.ctx); err != nil {
+			return fmt.Errorf("%s waiting for the coordinators: %w", kmsg.NameForKey(key), err)
+		}
+	}
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)
 	if req.IsFlexible() {

@@ -10,6 +10,7 @@ package broker
 // coordinator owns a group id answers for it.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"sharq/group"
+	"sharq/share"
 )
 
 // coordinatorState is what openCoordinators opens (a field of Server).
@@ -216,3 +218,77 @@ func (p pebbleSlog) Fatalf(format string, args ...any) {
 	p.l.Error(msg, "source", "pebble")
 	panic("state store: pebble fatal: " + msg)
 }
+
+// loadCoordinators opens the group and share coordinators on the state
+// store while the node already serves: Kafka too answers ApiVersions,
+// Metadata, Produce and Fetch while its coordinators load their state. The
+// requests that need them wait in handleFrame (see needsCoordinators) for
+// the few milliseconds this takes rather than getting
+// COORDINATOR_LOAD_IN_PROGRESS and a client back-off of 100 ms or more.
+// A failure stops the node: Serve returns it.
+func (s *Server) loadCoordinators(state stateDB) {
+	if coordinatorLoadHook != nil {
+		coordinatorLoadHook()
+	}
+	err := s.openCoordinators(state)
+	if err == nil {
+		var persister share.Persister
+		if persister, err = s.newSharePersister(); err == nil {
+			var st *shareState
+			if st, err = newShareState(s, persister); err == nil {
+				s.share = st
+				s.coord.others = append(s.coord.others, shareDirectory{st})
+			}
+		}
+	}
+	if err != nil {
+		s.coordErr = fmt.Errorf("load group and share coordinators: %w", err)
+		s.logger.Error("start failed", "err", s.coordErr)
+	}
+	close(s.coordReady)
+}
+
+// coordinatorLoadHook, when set (tests only), runs before the coordinators
+// load, so a test can hold them back and watch a node serve without them.
+var coordinatorLoadHook func()
+
+// awaitCoordinators waits until the coordinators have loaded; it returns
+// their load error, or ctx's if the wait is cut short.
+func (s *Server) awaitCoordinators(ctx context.Context) error {
+	select {
+	case <-s.coordReady:
+		return s.coordErr
+	default:
+	}
+	select {
+	case <-s.coordReady:
+		return s.coordErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// coordinatorsLoaded reports, without waiting, whether coord and share may
+// be read (metrics scrapes and the UI skip them until then).
+func (s *Server) coordinatorsLoaded() bool {
+	select {
+	case <-s.coordReady:
+		return s.coordErr == nil
+	default:
+		return false
+	}
+}
+
+// coordinatorFree lists the APIs that may run before the coordinators have
+// loaded: they touch neither the group nor the share state. Every other
+// request waits for them (handleFrame).
+var coordinatorFree = func() (free [maxAPIKey + 1]bool) {
+	for _, k := range []int16{
+		0, 1, 2, 3, // Produce, Fetch, ListOffsets, Metadata
+		10, 18, 23, // FindCoordinator, ApiVersions, OffsetForLeaderEpoch
+		60, 75, // DescribeCluster, DescribeTopicPartitions
+	} {
+		free[k] = true
+	}
+	return free
+}()

@@ -29,6 +29,9 @@ func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.s.coordinatorsLoaded() {
+		return
+	}
 	gc := c.s.coord.groups
 	if gc == nil {
 		return

@@ -123,7 +123,7 @@ func (s *Server) adminHandler() http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.ready.Load() {
+		if !s.ready.Load() || !s.coordinatorsLoaded() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}

@@ -81,8 +81,16 @@ func (s *Server) partitionFor(topic string, index int32) *partition {
 // node.
 func (s *Server) syncPartitions() error {
 	removed, err := s.syncPartitionLogs()
+	if len(removed) == 0 {
+		return err
+	}
 	// Committed offsets and share state of deleted topics go with them;
-	// outside partsMu, as the coordinators take their own locks.
+	// outside partsMu, as the coordinators take their own locks. New calls
+	// this before the coordinators start loading, but with no topic open
+	// yet, so nothing is removed then and nothing waits.
+	if s.coordReady == nil || s.awaitCoordinators(s.ctx) != nil {
+		return err
+	}
 	for _, r := range removed {
 		s.groupTopicDeleted(r.name)
 		if s.share != nil {

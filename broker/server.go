@@ -56,7 +56,12 @@ type Server struct {
 	fetchSessions *fetchSessionCache
 	coord         coordinatorState // coordinators.go
 	share         *shareState      // share groups: share_state.go
-	producerIDs   producerIDAllocator
+	// coordReady is closed when the group and share coordinators have
+	// loaded (coordErr nil) or failed to (coordErr set); coord and share
+	// are written before and only read after. See loadCoordinators.
+	coordReady  chan struct{}
+	coordErr    error
+	producerIDs producerIDAllocator
 
 	metrics   *metrics
 	admin     *http.Server // metrics.listener: /metrics, /healthz, /readyz
@@ -126,20 +131,8 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		s.closeStores()
 		return nil, err
 	}
-	if err := s.openCoordinators(state); err != nil {
-		s.closeStores()
-		return nil, err
-	}
-	persister, err := s.newSharePersister()
-	if err != nil {
-		s.closeStores()
-		return nil, err
-	}
-	if s.share, err = newShareState(s, persister); err != nil {
-		s.closeStores()
-		return nil, err
-	}
-	s.coord.others = append(s.coord.others, shareDirectory{s.share})
+	s.coordReady = make(chan struct{})
+	go s.loadCoordinators(state)
 	return s, nil
 }
 
@@ -200,6 +193,15 @@ func (s *Server) Serve() error {
 		}
 	}()
 	s.ready.Store(true)
+	s.bgWG.Add(1)
+	go func() {
+		// A node whose coordinators cannot load stops serving; Serve then
+		// returns their error (below).
+		defer s.bgWG.Done()
+		if s.awaitCoordinators(s.ctx) != nil && s.ctx.Err() == nil {
+			s.closeListeners()
+		}
+	}()
 	var wg sync.WaitGroup
 	for i, ln := range s.listeners {
 		wg.Add(1)
@@ -209,6 +211,13 @@ func (s *Server) Serve() error {
 		}()
 	}
 	wg.Wait()
+	select {
+	case <-s.coordReady:
+		if s.coordErr != nil {
+			return s.coordErr
+		}
+	default:
+	}
 	return ErrServerClosed
 }
 
@@ -298,6 +307,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			<-done
 		}
 		s.stopAdmin(ctx)
+		// The coordinators' loader adds to bgWG and its stores must be
+		// closed here, so it has to have finished.
+		<-s.coordReady
 		s.bgWG.Wait()
 		err = s.closeStores()
 	})

@@ -37,6 +37,11 @@ func (c *conn) clientHost() string {
 // dropShareSessions closes the share sessions bound to a closed connection
 // and releases what their members hold.
 func (s *Server) dropShareSessions(c *conn) {
+	if !s.coordinatorsLoaded() {
+		// A connection that opened a share session waited for the
+		// coordinators; this one cannot have any.
+		return
+	}
 	st := s.share
 	if st == nil {
 		return

@@ -43,6 +43,9 @@ func (c shareCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.s.coordinatorsLoaded() {
+		return
+	}
 	st := c.s.share
 	if st == nil {
 		return

@@ -208,6 +208,9 @@ func (s *Server) uiSnapshot(now time.Time) *uiState {
 	s.partsMu.RUnlock()
 	sort.Slice(st.Topics, func(i, j int) bool { return st.Topics[i].Name < st.Topics[j].Name })
 
+	if !s.coordinatorsLoaded() {
+		return st // groups appear once the coordinators have loaded
+	}
 	if s.coord.groups != nil {
 		st.ConsumerGroups = s.uiConsumerGroups(hw)
 	}
