@@ -88,6 +88,7 @@ func handleShareFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		return top(errInvalidRequest, "a renew-only request must have MaxBytes, MinBytes, MaxRecords and MaxWaitMs of 0")
 	}
 	group, member := *req.GroupID, *req.MemberID
+	r.c.fetchBuf = r.c.fetchBuf[:0] // the last response using it is written
 	settings := r.s.shareSettings(group)
 	resp.AcquisitionLockTimeoutMillis = int32(settings.lockDuration / time.Millisecond)
 	st := r.s.share
@@ -399,7 +400,7 @@ func (r *request) shareAcquireAll(req *kmsg.ShareFetchRequest, member string, ke
 		}
 		n, code := r.s.share.acquire(member, k, pt, settings, share.AcquireRequest{
 			MaxRecords: remaining, BatchSize: int(req.BatchSize), Mode: share.AcquireMode(req.ShareAcquireMode),
-		}, perPartition, res)
+		}, perPartition, res, &r.c.fetchBuf)
 		res.code = code
 		if code != 0 || n > 0 {
 			got = true
@@ -412,7 +413,10 @@ func (r *request) shareAcquireAll(req *kmsg.ShareFetchRequest, member string, ke
 // acquire takes records for member from one share-partition into res and
 // returns how many offsets it acquired.
 // settings are the group's, read once per request by the caller.
-func (st *shareState) acquire(member string, k sharePartKey, pt *partition, settings shareSettings, areq share.AcquireRequest, maxBytes int, res *shareResult) (int64, int16) {
+// Log bytes are read into *buf (appended): the connection's fetch buffer,
+// which outlives the response it backs because a connection writes each
+// response before it handles the next request.
+func (st *shareState) acquire(member string, k sharePartKey, pt *partition, settings shareSettings, areq share.AcquireRequest, maxBytes int, res *shareResult, buf *[]byte) (int64, int16) {
 	p, err := st.part(k)
 	if err != nil {
 		st.s.logger.Error("share-partition", "err", err)
@@ -421,7 +425,7 @@ func (st *shareState) acquire(member string, k sharePartKey, pt *partition, sett
 	p.mu.Lock()
 	p.sp.SetConfig(settings.partitionConfig())
 	w := st.initLocked(p, pt, settings)
-	n, code, aw := st.acquireLocked(p, member, pt, areq, maxBytes, res)
+	n, code, aw := st.acquireLocked(p, member, pt, areq, maxBytes, res, buf)
 	w = w.or(aw)
 	p.mu.Unlock()
 	if err := st.commit(p, w); err != nil {
@@ -434,17 +438,21 @@ func (st *shareState) acquire(member string, k sharePartKey, pt *partition, sett
 
 // acquireLocked is acquire's work under the share-partition's lock; the
 // caller commits the write it staged.
-func (st *shareState) acquireLocked(p *sharePart, member string, pt *partition, areq share.AcquireRequest, maxBytes int, res *shareResult) (int64, int16, pendingWrite) {
+func (st *shareState) acquireLocked(p *sharePart, member string, pt *partition, areq share.AcquireRequest, maxBytes int, res *shareResult, buf *[]byte) (int64, int16, pendingWrite) {
 	hw := pt.log.HighWatermark()
 	from := max(p.sp.NextFetchOffset(), pt.log.LogStartOffset())
 	bounds := share.Bounds{LogStart: pt.log.LogStartOffset(), HighWatermark: hw, LastStable: hw}
 	var data []byte
 	if from < hw {
-		var err error
-		data, err = pt.log.Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), nil)
+		before := len(*buf)
+		out, err := pt.log.Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), *buf)
 		if err != nil && !errors.Is(err, log.ErrOffsetOutOfRange) {
 			return 0, log.ErrorCode(err), pendingWrite{}
 		}
+		// Full slice expression: nothing appended to the buffer later may
+		// write into this partition's bytes.
+		data = out[before:len(out):len(out)]
+		*buf = out
 		p.noteRead(data)
 	}
 	var src share.RawBatches
@@ -457,6 +465,10 @@ func (st *shareState) acquireLocked(p *sharePart, member string, pt *partition, 
 	w := p.stageLocked(eff)
 	st.afterLocked(p, eff)
 	if len(ar.Acquired) == 0 {
+		// Nothing refers to what was read: give the space back, or a
+		// long-poll that re-polls a full window would grow the buffer
+		// by a read per try.
+		*buf = (*buf)[:len(*buf)-len(data)]
 		return 0, 0, w
 	}
 	res.acquired = append(res.acquired[:0], ar.Acquired...)
