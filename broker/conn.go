@@ -36,6 +36,7 @@ type conn struct {
 	// fetchBuf holds record bytes read for the current Fetch; it is reused
 	// because the response is written before the next request is handled.
 	fetchBuf []byte
+	recw     recordsWriter // Fetch and ShareFetch answers: recordswrite.go
 
 	closeOnce sync.Once
 }
@@ -258,6 +259,13 @@ func (c *conn) writeResponse(r *request, resp kmsg.Response, version int16, star
 	// ApiVersions always answers with header v0.
 	if resp.IsFlexible() && r.key != apiVersionsKey {
 		b = append(b, 0)
+	}
+	if bufs, total, enc, ok := c.recw.frame(b, resp, resp.IsFlexible()); ok {
+		c.wbuf = enc[:0]
+		c.s.metrics.observe(r.key, start, inBytes, total)
+		v := net.Buffers(bufs)
+		_, err := v.WriteTo(c.nc)
+		return err
 	}
 	b = resp.AppendTo(b)
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
