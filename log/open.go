@@ -384,6 +384,7 @@ type scanResult struct {
 // valid one.
 func scanSegment(s *segment, pos, end, expect int64, verifyCRC bool, fn func(h *batchHeader, pos int64)) (scanResult, error) {
 	sc := newScanner(s.log, pos, end)
+	sc.headerOnly = !verifyCRC
 	res := scanResult{end: pos, next: expect}
 	for {
 		b, reason, err := sc.next()
@@ -398,7 +399,13 @@ func scanSegment(s *segment, pos, end, expect int64, verifyCRC bool, fn func(h *
 		if want < 0 {
 			want = int64(parseStoredPrefix(b).base)
 		}
-		if r := checkStored(b, want, verifyCRC); r != "" {
+		r := ""
+		if sc.headerOnly {
+			r = checkHeader(b, want)
+		} else {
+			r = checkStored(b, want, verifyCRC)
+		}
+		if r != "" {
 			res.reason, res.at = r, sc.pos
 			return res, nil
 		}
@@ -454,7 +461,9 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 		if n := len(idx); n > 0 {
 			rel, p := offsetEntry(idx[n-offsetIndexEntry:])
 			pos = int64(p)
-			b, _, ferr := newScanner(s.log, pos, size).next()
+			hs := newScanner(s.log, pos, size)
+			hs.headerOnly = true // the batch's offsets are in its header
+			b, _, ferr := hs.next()
 			if ferr != nil {
 				s.closeFiles()
 				return nil, fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, ferr)
@@ -650,6 +659,10 @@ func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
 	for len(idx) > 0 {
 		rel, p := offsetEntry(idx[len(idx)-offsetIndexEntry:])
 		sc := newScanner(s.log, int64(p), size)
+		// After a clean stop the index and the batch it names were
+		// written before the marker: the header is enough, as for the
+		// scan below. Otherwise the batch must pass its CRC.
+		sc.headerOnly = clean
 		b, reason, err := sc.next()
 		if err != nil {
 			s.closeFiles()
@@ -657,7 +670,11 @@ func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
 		}
 		if b != nil && reason == "" {
 			sh := parseStoredPrefix(b)
-			if e := parseHeader(b).leaderEpoch; sh.last == base+int64(rel) && checkStored(b, sh.base, true) == "" && e >= -1 && e <= s.epochLimit {
+			check := checkHeader(b, sh.base)
+			if !clean {
+				check = checkStored(b, sh.base, true)
+			}
+			if e := parseHeader(b).leaderEpoch; sh.last == base+int64(rel) && check == "" && e >= -1 && e <= s.epochLimit {
 				start, startBatch, startRel = int64(p), sh.base, rel
 				break
 			}
