@@ -70,3 +70,9 @@ func defaultConfig(quick bool) config {
 		IdleSettle: 2 * time.Second, Timeout: 10 * time.Minute,
 	}
 }
+
+// startupWanted: a full run measures start-up; a partial one (-only) only
+// when its pattern matches "start-up".
+func (c config) startupWanted() bool {
+	return c.Only == nil || c.Only.MatchString("start-up")
+}

@@ -35,7 +35,7 @@ func main() {
 	workdir := flag.String("workdir", "", "scratch directory for data dirs and binaries (default: a temp dir, removed after)")
 	sharqBin := flag.String("sharq-bin", "", "measure this sharq binary instead of a release build of ./cmd/sharq")
 	verbose := flag.Bool("v", false, "debug logging")
-	only := flag.String("only", "", "run only the workloads whose name matches this regexp, and no start-up or memory series (for iterating, not for a report)")
+	only := flag.String("only", "", "run only the workloads whose name matches this regexp, and no start-up or memory series unless it matches \"start-up\" (for iterating, not for a report)")
 	flag.Parse()
 
 	if *quick {

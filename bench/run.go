@@ -99,7 +99,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 			}
 		}
 		ws = kept
-		notes = append(notes, fmt.Sprintf("Partial run: only workloads matching %q, no start-up series.", cfg.Only))
+		series := "no start-up series"
+		if cfg.startupWanted() {
+			series = "with the start-up series"
+		}
+		notes = append(notes, fmt.Sprintf("Partial run: only workloads matching %q, %s.", cfg.Only, series))
 	}
 	for i := 0; i < cfg.Runs; i++ {
 		for _, b := range active {
@@ -188,7 +192,7 @@ func session(ctx context.Context, cfg config, b broker, java *interop.Java, ws [
 		runWorkload(ctx, e, p.Pid(), apis, w, res)
 	}
 	stopBroker(p, log)
-	if cfg.Only != nil {
+	if !cfg.startupWanted() {
 		return nil
 	}
 
