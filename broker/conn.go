@@ -252,14 +252,9 @@ func (c *conn) handleFrame(frame []byte) error {
 // has its answer also sees it in the metrics.
 func (c *conn) writeResponse(r *request, resp kmsg.Response, version int16, start time.Time, inBytes int) error {
 	resp.SetVersion(version)
-	b := c.wbuf[:0]
-	b = append(b, 0, 0, 0, 0) // size, filled below
-	b = binary.BigEndian.AppendUint32(b, uint32(r.correlationID))
 	// Response header v1 (tagged fields) for flexible versions, except that
 	// ApiVersions always answers with header v0.
-	if resp.IsFlexible() && r.key != apiVersionsKey {
-		b = append(b, 0)
-	}
+	b := appendResponseHead(c.wbuf[:0], r.correlationID, resp.IsFlexible() && r.key != apiVersionsKey)
 	if bufs, total, enc, ok := c.recw.frame(b, resp, resp.IsFlexible()); ok {
 		c.wbuf = enc[:0]
 		c.s.metrics.observe(r.key, start, inBytes, total)
@@ -277,6 +272,18 @@ func (c *conn) writeResponse(r *request, resp kmsg.Response, version int16, star
 	c.s.metrics.observe(r.key, start, inBytes, len(b))
 	_, err := c.nc.Write(b)
 	return err
+}
+
+// appendResponseHead appends a response frame's start: the size (0, filled
+// in once the frame is complete), the correlation id and, for header v1,
+// an empty tagged-field section.
+func appendResponseHead(b []byte, correlationID int32, tagged bool) []byte {
+	b = append(b, 0, 0, 0, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(correlationID))
+	if tagged {
+		b = append(b, 0)
+	}
+	return b
 }
 
 // skipTags skips a tagged-field section.

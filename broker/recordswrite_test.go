@@ -11,23 +11,14 @@ import (
 
 // encodeWhole is the one-piece frame writeResponse builds for small answers.
 func encodeWhole(resp kmsg.Response, corr int32) []byte {
-	b := binary.BigEndian.AppendUint32(nil, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	if resp.IsFlexible() {
-		b = append(b, 0)
-	}
-	b = resp.AppendTo(b)
+	b := resp.AppendTo(appendResponseHead(nil, corr, resp.IsFlexible()))
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	return b
 }
 
 func encodeParts(t *testing.T, w *recordsWriter, resp kmsg.Response, corr int32) ([]byte, bool) {
 	t.Helper()
-	head := binary.BigEndian.AppendUint32(nil, 0)
-	head = binary.BigEndian.AppendUint32(head, uint32(corr))
-	if resp.IsFlexible() {
-		head = append(head, 0)
-	}
+	head := appendResponseHead(nil, corr, resp.IsFlexible())
 	bufs, total, _, ok := w.frame(head, resp, resp.IsFlexible())
 	if !ok {
 		return nil, false

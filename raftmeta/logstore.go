@@ -167,6 +167,17 @@ func (s *pebbleStore) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.L
 func (s *pebbleStore) StoreLogs(logs []*raft.Log) error {
 	b := s.db.NewBatch()
 	defer b.Close()
+	if err := batchLogs(b, logs); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("commit %d raft logs: %w", len(logs), err)
+	}
+	return nil
+}
+
+// batchLogs adds the entries to b under their log keys.
+func batchLogs(b *pebble.Batch, logs []*raft.Log) error {
 	var buf []byte
 	for _, l := range logs {
 		buf = encodeLog(buf[:0], l)
@@ -174,9 +185,6 @@ func (s *pebbleStore) StoreLogs(logs []*raft.Log) error {
 		if err := b.Set(logKey(l.Index), buf, nil); err != nil {
 			return fmt.Errorf("batch raft log %d: %w", l.Index, err)
 		}
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("commit %d raft logs: %w", len(logs), err)
 	}
 	return nil
 }
@@ -267,12 +275,8 @@ func (s *pebbleStore) bootstrap(conf *raft.Config, trans raft.Transport, c raft.
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	var buf []byte
-	for _, l := range logs {
-		buf = encodeLog(buf[:0], l)
-		if err := b.Set(logKey(l.Index), buf, nil); err != nil {
-			return fmt.Errorf("batch raft bootstrap entry %d: %w", l.Index, err)
-		}
+	if err := batchLogs(b, logs); err != nil {
+		return err
 	}
 	var tb [8]byte
 	binary.BigEndian.PutUint64(tb[:], term)
