@@ -36,12 +36,16 @@ func main() {
 	sharqBin := flag.String("sharq-bin", "", "measure this sharq binary instead of a release build of ./cmd/sharq")
 	verbose := flag.Bool("v", false, "debug logging")
 	only := flag.String("only", "", "run only the workloads whose name matches this regexp, and no start-up or memory series unless it matches \"start-up\" (for iterating, not for a report)")
+	shareRecords := flag.Int("share-records", 0, "records each accept-all share-group run consumes (default 1000000, quick 3000)")
 	flag.Parse()
 
 	if *quick {
 		cfg = defaultConfig(true)
 	}
 	cfg.Out = *out
+	if *shareRecords > 0 {
+		cfg.ShareRecords = *shareRecords
+	}
 	if *runs > 0 {
 		cfg.Runs = *runs
 	}

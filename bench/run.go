@@ -130,8 +130,10 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 			"kafka-producer-perf-test prints its own.",
 		"Fetch: both consumers read the topic the franz-go producer wrote, from the start. kafka-consumer-perf-test joins a "+
 			"consumer group (its fetch.* figures, rebalance excluded); the franz-go consumer assigns partitions directly.",
-		"Share groups: share.auto.offset.reset=earliest on each new group; franz-go counts from the first delivered record to "+
+		fmt.Sprintf("Share groups: share.auto.offset.reset=earliest on each new group; each accept-all run consumes %d records "+
+			"of %d B and each run with 1 ms per record %d; franz-go counts from the first delivered record to "+
 			"the last; kafka-share-consumer-perf-test includes the group join in its figure and has no processing-delay option.",
+			cfg.ShareRecords, cfg.ShareValueSize, cfg.ShareSlowRecords),
 		"Memory: RSS of the broker process from /proc/<pid>/status; peak per workload is VmHWM after a clear_refs reset, "+
 			"backed by 25 ms VmRSS polling.",
 	)
