@@ -12,9 +12,10 @@ const (
 	secShare   = "Share groups"
 	secStartup = "Start-up"
 	secMemory  = "Memory"
+	secCPU     = "Broker CPU"
 )
 
-var sectionOrder = []string{secProduce, secFetch, secShare, secStartup, secMemory}
+var sectionOrder = []string{secProduce, secFetch, secShare, secStartup, secMemory, secCPU}
 
 // metricDef is one row of the report.
 type metricDef struct {

@@ -136,6 +136,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 			cfg.ShareRecords, cfg.ShareValueSize, cfg.ShareSlowRecords),
 		"Memory: RSS of the broker process from /proc/<pid>/status; peak per workload is VmHWM after a clear_refs reset, "+
 			"backed by 25 ms VmRSS polling.",
+		"Broker CPU: user + system CPU seconds of the broker process (all threads) from /proc/<pid>/stat over each workload, "+
+			"in 10 ms ticks; share workloads count from after their topic was filled. The clients run on the same 2 cores, "+
+			"so a broker that needs less CPU leaves more to them.",
 	)
 	meta := reportMeta{
 		Date:     began.UTC().Format("2006-01-02"),
@@ -181,7 +184,7 @@ func session(ctx context.Context, cfg config, b broker, java *interop.Java, ws [
 		res.add(metricDef{secMemory, "idle RSS, empty", "MiB", false}, name, float64(rss)/1024)
 	}
 	e := &env{cfg: cfg, broker: name, addr: p.Bootstrap, java: java, log: log,
-		topics: map[string]bool{}, filled: map[string]bool{}}
+		topics: map[string]bool{}, filled: map[string]bool{}, pid: p.Pid()}
 	if cfg.WarmupRecords > 0 {
 		if err := warmup(ctx, e, cfg.WarmupRecords); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
@@ -191,7 +194,7 @@ func session(ctx context.Context, cfg config, b broker, java *interop.Java, ws [
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		runWorkload(ctx, e, p.Pid(), apis, w, res)
+		runWorkload(ctx, e, apis, w, res)
 	}
 	stopBroker(p, log)
 	if !cfg.startupWanted() {

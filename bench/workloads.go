@@ -26,6 +26,9 @@ type env struct {
 	log    *slog.Logger
 	topics map[string]bool // created in this broker session
 	filled map[string]bool // share topics already filled
+
+	pid     int           // the broker process
+	cpuFrom time.Duration // its CPU time when the running workload's measured part began
 }
 
 func (e *env) ensureTopic(ctx context.Context, topic string, partitions int32) error {
@@ -232,6 +235,7 @@ func buildWorkloads(cfg config) []workload {
 					if err := prep(ctx, e, group); err != nil {
 						return nil, err
 					}
+					e.measureFromHere()
 					r, err := goShareConsume(ctx, e.addr, topic, group, cons, cfg.ShareRecords, 0)
 					return []float64{r}, err
 				},
@@ -245,6 +249,7 @@ func buildWorkloads(cfg config) []workload {
 					if err := prep16k(ctx, e, group); err != nil {
 						return nil, err
 					}
+					e.measureFromHere()
 					r, err := goShareConsume(ctx, e.addr, topic16k, group, cons, cfg.ShareRecords, 0)
 					return []float64{r}, err
 				},
@@ -258,6 +263,7 @@ func buildWorkloads(cfg config) []workload {
 					if err := prep(ctx, e, group); err != nil {
 						return nil, err
 					}
+					e.measureFromHere()
 					r, err := jvmShareConsume(ctx, e.java, e.addr, topic, group, cons, cfg.ShareRecords)
 					return []float64{r}, err
 				},
@@ -271,6 +277,7 @@ func buildWorkloads(cfg config) []workload {
 					if err := prep(ctx, e, group); err != nil {
 						return nil, err
 					}
+					e.measureFromHere()
 					r, err := goShareConsume(ctx, e.addr, topic, group, cons, cfg.ShareSlowRecords, time.Millisecond)
 					return []float64{r}, err
 				},
@@ -286,8 +293,8 @@ func peakDef(w workload) metricDef {
 }
 
 // runWorkload runs w against e, or records why it cannot run.
-func runWorkload(ctx context.Context, e *env, pid int, apis map[int16]int16, w workload, r *results) {
-	rows := append(append([]metricDef(nil), w.metrics...), peakDef(w))
+func runWorkload(ctx context.Context, e *env, apis map[int16]int16, w workload, r *results) {
+	rows := append(append([]metricDef(nil), w.metrics...), peakDef(w), cpuDef(w))
 	skip := func(why string) {
 		for _, d := range rows {
 			r.na(d, e.broker, why)
@@ -303,12 +310,21 @@ func runWorkload(ctx context.Context, e *env, pid int, apis map[int16]int16, w w
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
-	mw := watchMem(pid)
+	mw := watchMem(e.pid)
 	start := time.Now()
+	e.cpuFrom = -1
+	e.measureFromHere()
 	vals, err := w.run(ctx, e)
 	peak := mw.Stop()
+	cpuTo, cpuErr := cpuTime(e.pid)
 	if err == nil && len(vals) != len(w.metrics) {
 		err = fmt.Errorf("workload returned %d values for %d rows", len(vals), len(w.metrics))
+	}
+	if err == nil && cpuErr != nil {
+		err = fmt.Errorf("broker CPU time after the run: %w", cpuErr)
+	}
+	if err == nil && e.cpuFrom < 0 {
+		err = errors.New("broker CPU time before the run could not be read")
 	}
 	if err != nil {
 		e.log.Error("workload failed", "broker", e.broker, "workload", w.name, "err", err.Error())
@@ -316,11 +332,12 @@ func runWorkload(ctx context.Context, e *env, pid int, apis map[int16]int16, w w
 		return
 	}
 	e.log.Info("workload", "broker", e.broker, "workload", w.name, "values", vals,
-		"peak_rss_mib", fmt.Sprintf("%.1f", peak), "took", time.Since(start).Round(time.Millisecond))
+		"peak_rss_mib", fmt.Sprintf("%.1f", peak), "broker_cpu", cpuTo-e.cpuFrom, "took", time.Since(start).Round(time.Millisecond))
 	for i, d := range w.metrics {
 		r.add(d, e.broker, vals[i])
 	}
 	r.add(peakDef(w), e.broker, peak)
+	r.add(cpuDef(w), e.broker, (cpuTo - e.cpuFrom).Seconds())
 }
 
 func firstLine(s string) string {
