@@ -439,6 +439,10 @@ func (st *shareState) acquire(member string, k sharePartKey, pt *partition, sett
 // acquireLocked is acquire's work under the share-partition's lock; the
 // caller commits the write it staged.
 func (st *shareState) acquireLocked(p *sharePart, member string, pt *partition, areq share.AcquireRequest, maxBytes int, res *shareResult, buf *[]byte) (int64, int16, pendingWrite) {
+	if p.sp.Full() && pt.log.LogStartOffset() <= p.sp.StartOffset() {
+		// Nothing to take and no log-start move to apply: skip the read.
+		return 0, 0, pendingWrite{}
+	}
 	hw := pt.log.HighWatermark()
 	from := max(p.sp.NextFetchOffset(), pt.log.LogStartOffset())
 	bounds := share.Bounds{LogStart: pt.log.LogStartOffset(), HighWatermark: hw, LastStable: hw}

@@ -258,6 +258,19 @@ func (p *SharePartition) NextFetchOffset() int64 {
 	return p.speo + 1
 }
 
+// Full reports that Acquire would take nothing whatever the log holds: no
+// offset inside the window is Available and the window (SPEO-SPSO+1) is at
+// share.partition.max.record.locks. A fetch then need not read the log.
+// That matters when a batch is larger than the window (a 1 MB batch holds
+// ~9000 records of 100 B, the window 2000): every re-poll of a member that
+// still holds the batch read the next whole batch only to take nothing.
+func (p *SharePartition) Full() bool {
+	if p.spso < 0 {
+		return false
+	}
+	return p.speo-p.spso+1 >= int64(p.cfg.MaxRecordLocks) && p.NextFetchOffset() > p.speo
+}
+
 // throttleLimit is max(2, ceil(limit/2)): from this delivery count on,
 // redeliveries are throttled to isolate poison records (Kafka 4.2+).
 func (p *SharePartition) throttleLimit() int16 {

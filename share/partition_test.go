@@ -443,3 +443,63 @@ func BenchmarkAcquireAcceptRaw(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*500/b.Elapsed().Seconds(), "records/s")
 }
+
+// Full is true exactly when Acquire can take nothing: the window at its
+// lock limit and nothing Available inside it.
+func TestFull(t *testing.T) {
+	now := time.UnixMilli(0)
+	var res AcquireResult
+	take := func(p *SharePartition, src BatchSource) {
+		t.Helper()
+		if _, err := p.Acquire("m", now, AcquireRequest{MaxRecords: 500}, src, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Batches of 30 records, a window of 50 locks: one acquisition of two
+	// batches (60 offsets) fills it.
+	newPart := func() (*SharePartition, BatchSource) {
+		p := New(Config{MaxRecordLocks: 50, DeliveryCountLimit: 5})
+		return p, &batchSource{size: 30, end: 1000}
+	}
+
+	p, _ := newPart()
+	if p.Full() {
+		t.Fatal("uninitialised partition reported full")
+	}
+	p, src := newPart()
+	p.Initialise(0, 0)
+	if p.Full() {
+		t.Fatal("empty window reported full")
+	}
+	p.Acquire("m", now, AcquireRequest{MaxRecords: 20}, src, &res)
+	if p.Full() {
+		t.Fatalf("window of %d under 50 locks reported full", p.EndOffset()-p.StartOffset()+1)
+	}
+	take(p, src)
+	if !p.Full() {
+		t.Fatalf("window %d..%d at the lock limit with everything acquired not full", p.StartOffset(), p.EndOffset())
+	}
+	// Full means Acquire takes nothing.
+	take(p, src)
+	if res.Count != 0 {
+		t.Fatalf("Acquire on a full window took %d", res.Count)
+	}
+	// A release inside the window makes it acquirable again.
+	if _, err := p.Acknowledge("m", now, []AckBatch{{FirstOffset: 35, LastOffset: 35, Types: []AckType{AckRelease}}}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Full() {
+		t.Fatal("window with a released offset reported full")
+	}
+	take(p, src)
+	if res.Count != 1 || !p.Full() {
+		t.Fatalf("re-acquired %d, full %v; want 1 and full again", res.Count, p.Full())
+	}
+	// Accepting the first batch moves SPSO and frees locks.
+	if _, err := p.Acknowledge("m", now, []AckBatch{{FirstOffset: 0, LastOffset: 29, Types: []AckType{AckAccept}}}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Full() {
+		t.Fatalf("window %d..%d after the first batch was accepted reported full", p.StartOffset(), p.EndOffset())
+	}
+}
