@@ -81,14 +81,19 @@ func TestLargeRecordsThroughFetchAndShareFetch(t *testing.T) {
 
 func setShareGroupEarliest(t *testing.T, b *brokertest.Broker, group string) {
 	t.Helper()
+	setGroupConfig(t, b, group, "share.auto.offset.reset", "earliest")
+}
+
+// setGroupConfig sets one group config with IncrementalAlterConfigs.
+func setGroupConfig(t *testing.T, b *brokertest.Broker, group, name, value string) {
+	t.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	res := kmsg.NewIncrementalAlterConfigsRequestResource()
 	res.ResourceType = kmsg.ConfigResourceTypeGroupConfig
 	res.ResourceName = group
 	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name = "share.auto.offset.reset"
-	v := "earliest"
-	c.Value = &v
+	c.Name = name
+	c.Value = &value
 	res.Configs = append(res.Configs, c)
 	req.Resources = append(req.Resources, res)
 	resp, err := req.RequestWith(testCtx(t), newClient(t, b))
@@ -97,7 +102,7 @@ func setShareGroupEarliest(t *testing.T, b *brokertest.Broker, group string) {
 	}
 	for _, r := range resp.Resources {
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			t.Fatalf("set share.auto.offset.reset: %v", err)
+			t.Fatalf("set %s of group %s: %v", name, group, err)
 		}
 	}
 }
