@@ -181,16 +181,7 @@ func TestRecordsWriterSmallAndOtherResponses(t *testing.T) {
 // The writev path allocates nothing once its scratch space has grown (kmsg
 // itself allocates only for tagged fields, which a plain answer has none of).
 func TestRecordsWriterAllocs(t *testing.T) {
-	resp := kmsg.NewPtrFetchResponse()
-	resp.Version = 16
-	tp := kmsg.NewFetchResponseTopic()
-	for j := 0; j < 4; j++ {
-		p := kmsg.NewFetchResponseTopicPartition()
-		p.Partition = int32(j)
-		p.RecordBatches = make([]byte, zeroCopyMin)
-		tp.Partitions = append(tp.Partitions, p)
-	}
-	resp.Topics = append(resp.Topics, tp)
+	resp := oneTopicFetchV16(4, func() []byte { return make([]byte, zeroCopyMin) })
 	var w recordsWriter
 	head := make([]byte, 9, 1<<16)
 	w.frame(head, resp, true)
@@ -204,18 +195,25 @@ func TestRecordsWriterAllocs(t *testing.T) {
 	}
 }
 
-func BenchmarkFetchResponseWrite(b *testing.B) {
-	rng := rand.New(rand.NewSource(3))
+// oneTopicFetchV16 is a Fetch v16 response of one topic with partitions
+// 0..n-1, each holding records().
+func oneTopicFetchV16(n int, records func() []byte) *kmsg.FetchResponse {
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Version = 16
 	tp := kmsg.NewFetchResponseTopic()
-	for j := 0; j < 3; j++ {
+	for j := 0; j < n; j++ {
 		p := kmsg.NewFetchResponseTopicPartition()
 		p.Partition = int32(j)
-		p.RecordBatches = testRecords(rng, 1<<20)
+		p.RecordBatches = records()
 		tp.Partitions = append(tp.Partitions, p)
 	}
 	resp.Topics = append(resp.Topics, tp)
+	return resp
+}
+
+func BenchmarkFetchResponseWrite(b *testing.B) {
+	rng := rand.New(rand.NewSource(3))
+	resp := oneTopicFetchV16(3, func() []byte { return testRecords(rng, 1<<20) })
 	b.Run("kmsg", func(b *testing.B) {
 		b.ReportAllocs()
 		var buf []byte
