@@ -265,7 +265,7 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 		it.p = r.s.partitionFor(topic.Name, it.key.part)
 		if it.p == nil {
 			it.errorCode = errUnknownTopicOrPartition
-			if int(it.key.part) < len(topic.Partitions) {
+			if it.key.part >= 0 && int(it.key.part) < len(topic.Partitions) {
 				it.errorCode = errNotLeaderOrFollower
 			}
 			anyError = true

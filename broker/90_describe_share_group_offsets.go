@@ -73,7 +73,9 @@ func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Respon
 				rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 				rp.Partition = part
 				rp.StartOffset, rp.LeaderEpoch, rp.Lag = -1, 0, -1
-				if t != nil && int(part) < len(t.Partitions) {
+				// A partition the topic does not have (negative included)
+				// has no state: Kafka answers it as such, not as an error.
+				if t != nil && part >= 0 && int(part) < len(t.Partitions) {
 					rp.LeaderEpoch = t.Partitions[part].LeaderEpoch
 					spso, lag, ok := r.s.shareOffsets(sharePartKey{group: rg.GroupID, topicID: t.ID, partition: part})
 					if ok {

@@ -179,3 +179,61 @@ func grepLines(page, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestBadPartitionIndexes: partition indexes a topic does not have answer
+// as Kafka does instead of dropping the connection: DescribeShareGroupOffsets
+// reports them as without state, and DescribeTopicPartitions refuses a
+// negative cursor (or a cursor topic not asked for) with INVALID_REQUEST.
+func TestBadPartitionIndexes(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	cl := newClient(t, b)
+	mustCreateTopic(t, newAdmin(t, b), "bad-idx", 2, nil)
+	ctx := testCtx(t)
+
+	o := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	o.Version = 1
+	o.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "sg", Topics: []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{
+		{Topic: "bad-idx", Partitions: []int32{-1, 0, 2, -2147483648, 2147483647}},
+	}}}
+	oresp, err := o.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("DescribeShareGroupOffsets: %v", err)
+	}
+	if len(oresp.Groups) != 1 || oresp.Groups[0].ErrorCode != 0 || len(oresp.Groups[0].Topics) != 1 {
+		t.Fatalf("DescribeShareGroupOffsets: %+v", oresp)
+	}
+	for _, p := range oresp.Groups[0].Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.StartOffset != -1 || p.Lag != -1 {
+			t.Errorf("partition %d: error %d, start %d, lag %d; want 0, -1, -1", p.Partition, p.ErrorCode, p.StartOffset, p.Lag)
+		}
+	}
+
+	cases := []struct {
+		name   string
+		topics []string
+		cursor *kmsg.DescribeTopicPartitionsRequestCursor
+		want   int16
+		parts  int
+	}{
+		{"negative cursor", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "bad-idx", Partition: -1}, 42, 0},
+		{"min cursor", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "bad-idx", Partition: -2147483648}, 42, 0},
+		{"cursor topic not listed", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "other", Partition: 0}, 42, 0},
+		{"cursor past the end", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "bad-idx", Partition: 2147483647}, 0, 0},
+		{"cursor at 1", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "bad-idx", Partition: 1}, 0, 1},
+	}
+	for _, c := range cases {
+		r := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		for _, name := range c.topics {
+			r.Topics = append(r.Topics, kmsg.DescribeTopicPartitionsRequestTopic{Topic: name})
+		}
+		r.ResponsePartitionLimit, r.Cursor = 100, c.cursor
+		resp, err := r.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != c.want || len(resp.Topics[0].Partitions) != c.parts {
+			t.Errorf("%s: %+v; want error %d and %d partitions", c.name, resp.Topics, c.want, c.parts)
+		}
+	}
+}
