@@ -238,6 +238,8 @@ func (s *Server) loadCoordinators(state stateDB) {
 			if st, err = newShareState(s, persister); err == nil {
 				s.share = st
 				s.coord.others = append(s.coord.others, shareDirectory{st})
+				// One id space for every group type, as in Kafka.
+				s.coord.groups.SetForeignGroups(shareDirectory{st}.Owns)
 			}
 		}
 	}

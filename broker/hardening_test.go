@@ -237,3 +237,121 @@ func TestBadPartitionIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupTypeCollisions: a group id held by a group of one type is refused
+// by the other types' APIs with Kafka's codes, and never becomes a second
+// group of the same name.
+func TestGroupTypeCollisions(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	const topic = "collide"
+	mustCreateTopic(t, adm, topic, 1, nil)
+	ctx := testCtx(t)
+	share := joinShare(t, b, "sg", "member-s-0123456789ab", topic)
+	cl := share.cl
+
+	// A consumer group and a simple (classic) group of their own.
+	chb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	chb.Group, chb.MemberID, chb.MemberEpoch, chb.RebalanceTimeoutMillis, chb.SubscribedTopicNames = "cg", "member-c-0123456789ab", 0, 30000, []string{topic}
+	if resp, err := chb.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("consumer group heartbeat: %v %+v", err, resp)
+	}
+	if err := adm.CommitAllOffsets(ctx, "simple", kadm.Offsets{topic: {0: {Topic: topic, Partition: 0, At: 0, LeaderEpoch: -1}}}); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+
+	check := func(what string, got, want int16, msg *string) {
+		t.Helper()
+		m := ""
+		if msg != nil {
+			m = *msg
+		}
+		if got != want {
+			t.Errorf("%s: error %d (%q), want %d", what, got, m, want)
+		}
+	}
+
+	// Consumer-side APIs on the share group's id.
+	chb = kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	chb.Group, chb.MemberID, chb.MemberEpoch, chb.RebalanceTimeoutMillis, chb.SubscribedTopicNames = "sg", "member-c-0123456789ab", 0, 30000, []string{topic}
+	if resp, err := chb.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("ConsumerGroupHeartbeat on a share group", resp.ErrorCode, 69, resp.ErrorMessage)
+		if resp.ErrorMessage == nil || *resp.ErrorMessage != "Group sg is not a consumer group." {
+			t.Errorf("ConsumerGroupHeartbeat message %v", resp.ErrorMessage)
+		}
+	}
+	jg := kmsg.NewPtrJoinGroupRequest()
+	jg.Group, jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis, jg.ProtocolType = "sg", 30000, 30000, "consumer"
+	jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
+	if resp, err := jg.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("JoinGroup on a share group", resp.ErrorCode, 23, nil)
+		if resp.MemberID != "" {
+			t.Errorf("JoinGroup on a share group: member id %q", resp.MemberID)
+		}
+	}
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version, oc.Group, oc.Generation = 9, "sg", -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, TopicID: share.topicID, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	if resp, err := oc.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("OffsetCommit on a share group", resp.Topics[0].Partitions[0].ErrorCode, 69, nil)
+	}
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "sg", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: topic, Partitions: []int32{0}}}}}
+	if resp, err := of.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("OffsetFetch on a share group", resp.Groups[0].ErrorCode, 69, nil)
+	}
+	cd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cd.Groups = []string{"sg"}
+	if resp, err := cd.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("ConsumerGroupDescribe on a share group", resp.Groups[0].ErrorCode, 69, resp.Groups[0].ErrorMessage)
+	}
+
+	// Share-side APIs on the consumer and classic groups' ids.
+	for _, g := range []string{"cg", "simple"} {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.GroupID, hb.MemberID, hb.MemberEpoch, hb.SubscribedTopicNames = g, "member-x-0123456789ab", 0, []string{topic}
+		if resp, err := hb.RequestWith(ctx, cl); err != nil {
+			t.Fatal(err)
+		} else {
+			check("ShareGroupHeartbeat on group "+g, resp.ErrorCode, 69, resp.ErrorMessage)
+		}
+		sd := kmsg.NewPtrShareGroupDescribeRequest()
+		sd.GroupIDs = []string{g}
+		if resp, err := sd.RequestWith(ctx, cl); err != nil {
+			t.Fatal(err)
+		} else {
+			check("ShareGroupDescribe on group "+g, resp.Groups[0].ErrorCode, 69, resp.Groups[0].ErrorMessage)
+		}
+	}
+
+	// One group per id, each of its own type; the share group still has
+	// its member.
+	ls, err := adm.ListGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"sg": "share", "cg": "consumer", "simple": "classic"}
+	for id, typ := range want {
+		if g, ok := ls[id]; !ok || g.GroupType != typ {
+			t.Errorf("ListGroups %s: %+v, want type %s", id, g, typ)
+		}
+	}
+	if len(ls) != len(want) {
+		t.Errorf("ListGroups: %v", ls.Groups())
+	}
+	ds, err := adm.DescribeShareGroups(ctx, "sg")
+	if err != nil || ds["sg"].Err != nil || len(ds["sg"].Members) != 1 {
+		t.Errorf("share group after the collisions: %v %+v", err, ds["sg"])
+	}
+}
