@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -353,5 +355,44 @@ func TestGroupTypeCollisions(t *testing.T) {
 	ds, err := adm.DescribeShareGroups(ctx, "sg")
 	if err != nil || ds["sg"].Err != nil || len(ds["sg"].Members) != 1 {
 		t.Errorf("share group after the collisions: %v %+v", err, ds["sg"])
+	}
+}
+
+// TestTopicNameCollisions: topics whose names differ only in '.' versus '_'
+// are refused as Kafka refuses them (their metric names would be equal).
+func TestTopicNameCollisions(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "a.b", 1, nil)
+	mustCreateTopic(t, adm, "ab", 1, nil) // no '.' or '_': no collision
+	cases := []struct {
+		name, msg string
+		ok        bool
+	}{
+		{"a_b", "Topic 'a_b' collides with existing topic: a.b", false},
+		{"a.b", "Topic 'a.b' already exists.", false},
+		{"a-b", "", true},
+		{"x.y_z", "", true},
+	}
+	for _, c := range cases {
+		resp, err := adm.CreateTopics(testCtx(t), 1, 1, nil, c.name)
+		if err != nil {
+			t.Fatalf("create %s: %v", c.name, err)
+		}
+		r := resp[c.name]
+		switch {
+		case c.ok && r.Err != nil:
+			t.Errorf("create %s: %v", c.name, r.Err)
+		case !c.ok && r.ErrMessage != c.msg:
+			t.Errorf("create %s: %v %q, want %q", c.name, r.Err, r.ErrMessage, c.msg)
+		case c.name == "a_b" && !errors.Is(r.Err, kerr.InvalidTopicException):
+			t.Errorf("create a_b: %v, want INVALID_TOPIC_EXCEPTION", r.Err)
+		}
+	}
+	// And the mirror: x_y.z exists as x.y_z now.
+	resp, err := adm.CreateTopics(testCtx(t), 1, 1, nil, "x_y.z")
+	if err != nil || !errors.Is(resp["x_y.z"].Err, kerr.InvalidTopicException) || resp["x_y.z"].ErrMessage != "Topic 'x_y.z' collides with existing topic: x.y_z" {
+		t.Errorf("create x_y.z: %v %+v", err, resp["x_y.z"])
 	}
 }
