@@ -116,6 +116,16 @@ func (l *Log) usableLocked() error {
 	return nil
 }
 
+// failure is the sticky write-path failure, or nil.
+func (l *Log) failure() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.mu.closed {
+		return nil
+	}
+	return l.mu.failed
+}
+
 // fail makes the log unusable after an I/O error on the write path: after a
 // failed write or fsync the page cache and the disk may disagree, so the
 // only safe way on is a reopen, which recovers from what is on disk.
