@@ -3,12 +3,14 @@ package broker_test
 import (
 	crand "crypto/rand"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,8 +18,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sharq/broker"
 	"sharq/broker/brokertest"
 	"sharq/config"
+	"sharq/log"
 )
 
 // Storage faults as a client sees them: a partition whose log cannot be
@@ -173,4 +177,61 @@ func TestCorruptPartitionIsOffline(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "offline partition offline-1") || !strings.Contains(body, "next segment starts at") {
 		t.Errorf("readyz: %d %q", code, body)
 	}
+}
+
+// TestFullDiskProduceResumes: while the disk is full, produce answers
+// KAFKA_STORAGE_ERROR at once (not a timeout) and CreateTopics still
+// succeeds (the new partition is offline, as in Kafka); when space returns,
+// producing succeeds again at once on the same log, which is not reopened
+// (the offline retry interval is an hour here), the broker shuts down
+// cleanly, and after a restart every acknowledged record is read back and
+// the topic created during the fault takes records.
+func TestFullDiskProduceResumes(t *testing.T) {
+	t.Parallel()
+	ffs := log.NewFaultFS(nil)
+	b := brokertest.NewWithOptions(t, broker.Options{LogFS: ffs, OfflineRetryInterval: time.Hour})
+	adm := newAdmin(t, b)
+	const topic, later = "full", "full-later"
+	mustCreateTopic(t, adm, topic, 1, nil)
+	fast := []kgo.Opt{kgo.RecordRetries(1), kgo.MetadataMinAge(10 * time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 10 * time.Millisecond })}
+	cl := newClient(t, b, append(fast, kgo.DefaultProduceTopic(topic))...)
+	var acked []string
+	produce := func(cl *kgo.Client, n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			v := fmt.Sprintf("r%d", len(acked))
+			produceSync(t, cl, &kgo.Record{Topic: topic, Value: []byte(v)})
+			acked = append(acked, v)
+		}
+	}
+	produce(cl, 20)
+	id := topicIDs(t, adm, topic)
+
+	ffs.FailWrites(syscall.ENOSPC, true)
+	start := time.Now()
+	if p, _, _ := partitionCodes(t, cl, topic, id, 0); p != kerr.KafkaStorageError.Code {
+		t.Fatalf("produce on a full disk: code %d, want KAFKA_STORAGE_ERROR", p)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("storage error took %v", d)
+	}
+	if err := cl.ProduceSync(testCtx(t), &kgo.Record{Value: []byte("rejected")}).FirstErr(); !errors.Is(err, kerr.KafkaStorageError) {
+		t.Fatalf("franz-go produce on a full disk: %v", err)
+	}
+	mustCreateTopic(t, adm, later, 1, nil)
+	if w, _ := ffs.Failed(); w == 0 {
+		t.Fatal("no write failed")
+	}
+
+	ffs.FailWrites(nil, false)
+	produce(cl, 20)
+	b.Restart() // Stop fails the test if the shutdown is not clean
+	recs := consumeN(t, b, topic, 1, len(acked))
+	for i, r := range recs {
+		if string(r.Value) != acked[i] {
+			t.Fatalf("record %d = %q, want %q", i, r.Value, acked[i])
+		}
+	}
+	produceSync(t, newClient(t, b), &kgo.Record{Topic: later, Value: []byte("x")})
 }

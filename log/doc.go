@@ -109,8 +109,16 @@
 //	Close        wait for background fsyncs; fsync .log, write and fsync the
 //	             active indexes, producer snapshot, then .clean-shutdown.
 //
-// A failed write or fsync makes the log unusable (ErrStorage) until it is
-// reopened: after a failed fsync the page cache cannot be trusted.
+// A failed write (a full disk: ENOSPC, maybe after a short write) changes
+// nothing: the partial write is cut off again, a failed roll removes the
+// new segment's files, a failed checkpoint leaves the old one (atomic
+// replace), index entries not written stay in memory for the next sync.
+// The caller gets ErrStorage (KAFKA_STORAGE_ERROR) at once and the next
+// write tries again, so the log resumes by itself when space returns. A
+// failed fsync of data makes the log unusable (ErrStorage) until it is
+// reopened, as the page cache cannot be trusted after it (fsyncgate); the
+// manager's Partition handle reopens it, recovering from what is on disk,
+// on the first use after Options.OfflineRetryInterval.
 //
 // # Recovery
 //

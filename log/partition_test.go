@@ -2,11 +2,13 @@ package log
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -16,6 +18,13 @@ func newTestManager(t *testing.T, fsys FS, logs *bytes.Buffer, retry time.Durati
 	var w io.Writer = io.Discard
 	if logs != nil {
 		w = logs
+	}
+	// the data dir itself is durable, as the fixture makes it
+	if err := fsys.MkdirAll("/data", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SyncDir("/"); err != nil {
+		t.Fatal(err)
 	}
 	m, err := NewManager("/data", Options{FS: fsys, Logger: slog.New(slog.NewTextHandler(w, nil)), Now: func() time.Time { return testNow }, OfflineRetryInterval: retry})
 	if err != nil {
@@ -119,5 +128,127 @@ func TestCorruptPartitionOffline(t *testing.T) {
 	bad.Release()
 	if off := m.Offline(); len(off) != 0 {
 		t.Fatalf("still offline: %+v", off)
+	}
+}
+
+// TestFullDiskResumes: while every write fails with ENOSPC (after writing
+// half of its bytes), appends fail at once with KAFKA_STORAGE_ERROR and
+// change nothing; when space returns the same log takes appends again,
+// with no reopen, and everything acknowledged is there after a restart.
+func TestFullDiskResumes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"page cache", Config{SegmentBytes: 400, IndexIntervalBytes: 50}},
+		{"flush per message", Config{SegmentBytes: 400, IndexIntervalBytes: 50, FlushMessages: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := NewMemFS()
+			ffs := NewFaultFS(mem)
+			m := newTestManager(t, ffs, nil, 0)
+			p := m.Partition("t", 0, tc.cfg)
+			l, err := p.Acquire()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acked [][]byte
+			appendOK := func() {
+				t.Helper()
+				b := makeBatch(plain(2))
+				res := mustAppend(t, l, b)
+				if want := int64(2 * len(acked)); res.BaseOffset != want {
+					t.Fatalf("base offset %d, want %d", res.BaseOffset, want)
+				}
+				acked = append(acked, append([]byte(nil), b...))
+			}
+			for i := 0; i < 7; i++ {
+				appendOK()
+			}
+			ffs.FailWrites(syscall.ENOSPC, true)
+			for i := 0; i < 6; i++ {
+				_, err := l.Append(makeBatch(plain(2)), 0)
+				if !isErr(err, ErrStorage) || ErrorCode(err) != 56 || !errors.Is(err, syscall.ENOSPC) {
+					t.Fatalf("append on a full disk: %v", err)
+				}
+			}
+			if w, _ := ffs.Failed(); w == 0 {
+				t.Fatal("no write failed")
+			}
+			if err := p.Offline(); err != nil {
+				t.Fatalf("a failed write made the log unusable: %v", err)
+			}
+			if got := readAll(t, l, 0); len(got) != len(acked) {
+				t.Fatalf("%d batches readable during the fault, want %d", len(got), len(acked))
+			}
+			ffs.FailWrites(nil, false)
+			for i := 0; i < 7; i++ {
+				appendOK()
+			}
+			p.Release()
+			if err := m.Close(); err != nil {
+				t.Fatalf("clean shutdown after the fault: %v", err)
+			}
+			for _, fsys := range []FS{mem, mem.CrashClone(nil)} {
+				m2 := newTestManager(t, fsys, nil, 0)
+				l2, err := m2.Open("t", 0, tc.cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := readAll(t, l2, 0)
+				if len(got) != len(acked) {
+					t.Fatalf("%d batches after reopen, want %d", len(got), len(acked))
+				}
+				for i := range got {
+					if !bytes.Equal(got[i], acked[i]) {
+						t.Fatalf("batch %d differs after reopen", i)
+					}
+				}
+				checkIndexes(t, l2)
+				m2.Close()
+			}
+		})
+	}
+}
+
+// TestFailedFsyncReopens: a failed fsync fails the log (its page cache
+// cannot be trusted); the partition handle reopens it on the next use once
+// the fault is gone, keeping every acknowledged batch.
+func TestFailedFsyncReopens(t *testing.T) {
+	mem := NewMemFS()
+	ffs := NewFaultFS(mem)
+	m := newTestManager(t, ffs, nil, -1)
+	cfg := Config{FlushMessages: 1}
+	p := m.Partition("t", 0, cfg)
+	l, err := p.Acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		mustAppend(t, l, makeBatch(plain(1)))
+	}
+	ffs.FailSyncs(syscall.EIO)
+	if _, err := l.Append(makeBatch(plain(1)), 0); ErrorCode(err) != 56 {
+		t.Fatalf("append with failing fsync: %v", err)
+	}
+	p.Release()
+	if err := p.Offline(); err == nil {
+		t.Fatal("a failed fsync did not fail the log")
+	}
+	ffs.FailSyncs(nil)
+	l, err = p.Acquire()
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer p.Release()
+	if err := p.Offline(); err != nil {
+		t.Fatalf("still offline: %v", err)
+	}
+	leo := l.LogEndOffset()
+	if leo < 3 {
+		t.Fatalf("acknowledged data lost: leo %d", leo)
+	}
+	if res := mustAppend(t, l, makeBatch(plain(1))); res.BaseOffset != leo {
+		t.Fatalf("append after reopen at %d, want %d", res.BaseOffset, leo)
 	}
 }
