@@ -186,7 +186,7 @@ func (s *Server) syncPartitionLogs() ([]removedTopic, error) {
 			}
 			// A partition whose log cannot be opened is offline (the
 			// handle logged why); the others are served.
-			h := s.logs.Partition(name, int32(i), cfg)
+			h := s.logs.Partition(name, int32(i), log.TopicID(t.ID), cfg)
 			if _, err := h.Acquire(); err == nil {
 				h.Release()
 			}

@@ -235,3 +235,36 @@ func TestFullDiskProduceResumes(t *testing.T) {
 	}
 	produceSync(t, newClient(t, b), &kgo.Record{Topic: later, Value: []byte("x")})
 }
+
+// TestRecreatedTopicDoesNotReadOldData: when the metadata lost a topic
+// (its log cut) and the topic is created again, the new topic id does not
+// match the partition directory's partition.metadata: the old directory is
+// set aside and the new topic starts empty.
+func TestRecreatedTopicDoesNotReadOldData(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	const topic = "reborn"
+	mustCreateTopic(t, newAdmin(t, b), topic, 1, nil)
+	cl := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	for i := 0; i < 5; i++ {
+		produceSync(t, cl, &kgo.Record{Value: []byte(fmt.Sprintf("old-%d", i))})
+	}
+	b.Stop()
+	if err := os.RemoveAll(filepath.Join(b.Dir, "meta")); err != nil {
+		t.Fatal(err)
+	}
+	b.Restart()
+	mustCreateTopic(t, newAdmin(t, b), topic, 1, nil)
+	produceSync(t, newClient(t, b, kgo.DefaultProduceTopic(topic)), &kgo.Record{Value: []byte("new")})
+	recs := consumeN(t, b, topic, 1, 1)
+	if string(recs[0].Value) != "new" || recs[0].Offset != 0 {
+		t.Fatalf("re-created topic reads %q at offset %d", recs[0].Value, recs[0].Offset)
+	}
+	strays, _ := filepath.Glob(filepath.Join(b.Dir, "topics", topic+"-0.*-stray"))
+	if len(strays) != 1 {
+		t.Fatalf("old directory not set aside: %v", strays)
+	}
+	if segs, _ := filepath.Glob(filepath.Join(strays[0], "*.log")); len(segs) == 0 {
+		t.Fatalf("set-aside directory %s lost its segments", strays[0])
+	}
+}

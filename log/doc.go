@@ -15,12 +15,17 @@
 //	    leader-epoch-checkpoint         epoch -> start offset (Kafka text format)
 //	    log-start-offset-checkpoint     log start moved by DeleteRecords
 //	    recovery-point-offset-checkpoint first segment that may not be fsynced
+//	    partition.metadata              "version: 0\ntopic_id: <id>" (Kafka's)
 //	    .clean-shutdown                 present only after a clean Close
 //
 // Names are 20-digit zero-padded base offsets, so they sort lexically.
 // Files being replaced are written as <name>.tmp first; leftovers are
 // removed on open. A deleted partition directory is first renamed to
-// <topic>-<partition>.<id>-delete.
+// <topic>-<partition>.<id>-delete. A directory whose partition.metadata
+// names another topic id than the topic's (a topic deleted and re-created
+// while this node missed it) is renamed to <topic>-<partition>.<its id in
+// hex>-stray, as Kafka sets stray logs aside, and never served; sharq does
+// not delete it.
 //
 // # .log: v2 RecordBatch, big-endian, back to back
 //

@@ -103,7 +103,7 @@ func (m *Manager) Partitions() ([]PartitionID, error) {
 	var out []PartitionID
 	for _, n := range names {
 		i := strings.LastIndexByte(n, '-')
-		if i <= 0 || strings.HasSuffix(n, deleteSuffix) {
+		if i <= 0 || strings.HasSuffix(n, deleteSuffix) || strings.HasSuffix(n, strayDirSuffix) {
 			continue
 		}
 		p, err := strconv.ParseInt(n[i+1:], 10, 32)
@@ -130,12 +130,17 @@ func validTopicDirName(topic string) bool {
 // Partition returns the handle of a partition log, registering it with cfg
 // if it is new (an existing handle gets cfg as its new config). It does no
 // I/O: the log is opened by the handle's Acquire.
-func (m *Manager) Partition(topic string, partition int32, cfg Config) *Partition {
+//
+// A non-zero id is the topic's id: the partition directory must carry it in
+// partition.metadata (written when the directory is created, or on the
+// first open of a directory from before the file); one of another id is
+// set aside, never served.
+func (m *Manager) Partition(topic string, partition int32, id TopicID, cfg Config) *Partition {
 	m.mu.Lock()
 	tp := topicPartition{topic, partition}
 	p := m.mu.parts[tp]
 	if p == nil {
-		p = &Partition{m: m, topic: topic, partition: partition, cfg: cfg}
+		p = &Partition{m: m, topic: topic, partition: partition, id: id, cfg: cfg}
 		if m.mu.closed {
 			p.removed = true
 		} else {
@@ -162,7 +167,7 @@ func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) 
 	p := m.mu.parts[topicPartition{topic, partition}]
 	m.mu.Unlock()
 	if p == nil {
-		p = m.Partition(topic, partition, cfg)
+		p = m.Partition(topic, partition, TopicID{}, cfg)
 	}
 	p.mu.Lock()
 	p.permanent = true
@@ -178,15 +183,25 @@ func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) 
 }
 
 // openDir opens or creates the log in the partition's directory.
-func (m *Manager) openDir(topic string, partition int32, cfg Config) (*Log, error) {
+func (m *Manager) openDir(topic string, partition int32, id TopicID, cfg Config) (*Log, error) {
 	if !validTopicDirName(topic) {
 		return nil, fmt.Errorf("%w: invalid topic name %q", ErrStorage, topic)
 	}
 	dir := m.partitionDir(topic, partition)
+	writeID, err := m.checkTopicID(dir, id)
+	if err != nil {
+		return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+	}
 	_, statErr := m.fs.ReadDir(dir)
 	l, err := openLog(m.fs, dir, topic, partition, cfg, m.logger, m.now)
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+	}
+	if writeID {
+		if err := l.writePartitionMetadata(id); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+		}
 	}
 	if statErr != nil {
 		// new directory: make its entry in topics/ durable

@@ -23,6 +23,7 @@ type Partition struct {
 
 	mu       sync.Mutex
 	cfg      Config
+	id       TopicID
 	log      *Log
 	pins     int
 	offline  error     // why the last open failed; nil when online
@@ -116,7 +117,7 @@ func (p *Partition) openLocked() error {
 	if p.offline != nil && now.Sub(p.failedAt) < p.m.opts.OfflineRetryInterval {
 		return p.offline
 	}
-	l, err := p.m.openDir(p.topic, p.partition, p.cfg)
+	l, err := p.m.openDir(p.topic, p.partition, p.id, p.cfg)
 	if err != nil {
 		if !errors.Is(err, ErrStorage) {
 			err = fmt.Errorf("%w: %w", ErrStorage, err)

@@ -99,7 +99,7 @@ func TestCorruptPartitionOffline(t *testing.T) {
 
 	var logs bytes.Buffer
 	m = newTestManager(t, mem, &logs, -1)
-	bad, good := m.Partition("bad", 0, cfg), m.Partition("good", 0, cfg)
+	bad, good := m.Partition("bad", 0, TopicID{}, cfg), m.Partition("good", 0, TopicID{}, cfg)
 	if _, err := bad.Acquire(); !isErr(err, ErrStorage) || ErrorCode(err) != 56 || !strings.Contains(err.Error(), "next segment starts at") {
 		t.Fatalf("acquire of the broken partition: %v", err)
 	}
@@ -147,7 +147,7 @@ func TestFullDiskResumes(t *testing.T) {
 			mem := NewMemFS()
 			ffs := NewFaultFS(mem)
 			m := newTestManager(t, ffs, nil, 0)
-			p := m.Partition("t", 0, tc.cfg)
+			p := m.Partition("t", 0, TopicID{}, tc.cfg)
 			l, err := p.Acquire()
 			if err != nil {
 				t.Fatal(err)
@@ -219,7 +219,7 @@ func TestFailedFsyncReopens(t *testing.T) {
 	ffs := NewFaultFS(mem)
 	m := newTestManager(t, ffs, nil, -1)
 	cfg := Config{FlushMessages: 1}
-	p := m.Partition("t", 0, cfg)
+	p := m.Partition("t", 0, TopicID{}, cfg)
 	l, err := p.Acquire()
 	if err != nil {
 		t.Fatal(err)
@@ -250,5 +250,106 @@ func TestFailedFsyncReopens(t *testing.T) {
 	}
 	if res := mustAppend(t, l, makeBatch(plain(1))); res.BaseOffset != leo {
 		t.Fatalf("append after reopen at %d, want %d", res.BaseOffset, leo)
+	}
+}
+
+// TestTopicIDChecked: a partition directory carries its topic id in
+// Kafka's partition.metadata; opening it for another id (the topic was
+// re-created while this node missed the deletion) sets the old directory
+// aside as <dir>.<old id>-stray and serves a new, empty log. A directory
+// from before the file gets it on its first open.
+func TestTopicIDChecked(t *testing.T) {
+	mem := NewMemFS()
+	var logs bytes.Buffer
+	m := newTestManager(t, mem, &logs, 0)
+	idA := TopicID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	idB := TopicID{0xff, 1}
+	for _, c := range []struct {
+		topic string
+		id    TopicID
+	}{{"t", idA}, {"old", TopicID{}}} {
+		p := m.Partition(c.topic, 0, c.id, Config{})
+		l, err := p.Acquire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 5; i++ {
+			mustAppend(t, l, makeBatch(plain(1)))
+		}
+		p.Release()
+	}
+	if got := string(readFileMem(t, mem, "/data/topics/t-0/partition.metadata")); got != "version: 0\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA" {
+		t.Fatalf("partition.metadata = %q", got)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m = newTestManager(t, mem, &logs, 0)
+	// same id: served as it is
+	p := m.Partition("t", 0, idA, Config{})
+	l, err := p.Acquire()
+	if err != nil || l.LogEndOffset() != 5 {
+		t.Fatalf("same topic id: %v, leo %v", err, l)
+	}
+	p.Release()
+	// sharq data from before partition.metadata: the file is written
+	p = m.Partition("old", 0, idB, Config{})
+	if l, err = p.Acquire(); err != nil || l.LogEndOffset() != 5 {
+		t.Fatalf("directory without partition.metadata: %v", err)
+	}
+	p.Release()
+	if id, err := decodePartitionMetadata(readFileMem(t, mem, "/data/topics/old-0/partition.metadata")); err != nil || id != idB {
+		t.Fatalf("partition.metadata written on first open: %v %v", id, err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	m = newTestManager(t, mem, &logs, 0)
+	p = m.Partition("t", 0, idB, Config{})
+	if l, err = p.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if l.LogEndOffset() != 0 || l.HighWatermark() != 0 {
+		t.Fatalf("re-created topic serves the old data: leo %d", l.LogEndOffset())
+	}
+	p.Release()
+	stray := "/data/topics/t-0.0102030405060708090a0b0c0d0e0f10-stray"
+	if _, err := mem.ReadDir(stray); err != nil {
+		t.Fatalf("old directory not set aside as %s: %v", stray, err)
+	}
+	if !strings.Contains(logs.String(), "set aside") || !strings.Contains(logs.String(), stray) {
+		t.Fatalf("setting aside is not logged: %s", logs.String())
+	}
+	parts, err := m.Partitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range parts {
+		if strings.Contains(pid.Topic, "stray") || strings.Contains(pid.Topic, ".") {
+			t.Fatalf("stray directory listed as a partition: %+v", pid)
+		}
+	}
+}
+
+func TestDecodePartitionMetadata(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{"version: 0\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA", true},
+		{"version: 0\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA\n", true},
+		{"version:   0\ntopic_id:\tAQIDBAUGBwgJCgsMDQ4PEA", true},
+		{"version: 1\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA", false},
+		{"version: 0\n", false},
+		{"topic_id: AQIDBAUGBwgJCgsMDQ4PEA\nversion: 0", false},
+		{"version: 0\ntopic_id: AQID", false},
+		{"", false},
+	} {
+		_, err := decodePartitionMetadata([]byte(c.in))
+		if (err == nil) != c.ok {
+			t.Errorf("%q: %v", c.in, err)
+		}
 	}
 }
