@@ -104,6 +104,8 @@ var (
 		"Bytes on disk of a partition's segments.", []string{"topic", "partition"}, nil)
 	descOffline = prometheus.NewDesc("sharq_partition_offline",
 		"1 for a partition whose log cannot be served (corrupt, unreadable or failed on write): it answers KAFKA_STORAGE_ERROR.", []string{"topic", "partition"}, nil)
+	descOpenLogs = prometheus.NewDesc("sharq_partition_logs_open",
+		"Partition logs open now (opened on first use, the least recently used closed past the bound).", nil, nil)
 	descOfflineCount = prometheus.NewDesc("sharq_offline_partitions",
 		"Partitions this node leads whose log cannot be served (Kafka's OfflinePartitionsCount for this node).", nil, nil)
 )
@@ -119,11 +121,13 @@ func (c partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descLogSize
 	ch <- descOffline
 	ch <- descOfflineCount
+	ch <- descOpenLogs
 }
 
 func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	c.s.partsMu.RLock()
 	defer c.s.partsMu.RUnlock()
+	ch <- prometheus.MustNewConstMetric(descOpenLogs, prometheus.GaugeValue, float64(c.s.logs.OpenLogs()))
 	offline := 0
 	defer func() {
 		ch <- prometheus.MustNewConstMetric(descOfflineCount, prometheus.GaugeValue, float64(offline))
