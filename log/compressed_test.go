@@ -125,6 +125,8 @@ func TestScanCompressed(t *testing.T) {
 func TestSnappyClaimNotAllocated(t *testing.T) {
 	block := binary.AppendUvarint(nil, 1<<31) // decoded length, then nothing
 	block = append(block, 0, 0, 0, 0)
+	// Bytes, not allocation counts: the race detector adds allocations of
+	// its own, and what matters is that nothing near 2 GiB is allocated.
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range 10 {
@@ -133,8 +135,8 @@ func TestSnappyClaimNotAllocated(t *testing.T) {
 		}
 	}
 	runtime.ReadMemStats(&after)
-	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
-		t.Fatalf("%d bytes allocated for a block claiming 2 GiB", n)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Fatalf("10 refusals allocated %d bytes", got)
 	}
 }
 

@@ -297,3 +297,21 @@ func FuzzScanRecords(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodePartitionMetadata: any bytes decode or fail cleanly, and what
+// decodes encodes back to the same id.
+func FuzzDecodePartitionMetadata(f *testing.F) {
+	f.Add([]byte("version: 0\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA"))
+	f.Add([]byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n"))
+	f.Add([]byte("version: 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		id, err := decodePartitionMetadata(data)
+		if err != nil {
+			return
+		}
+		again, err := decodePartitionMetadata(encodePartitionMetadata(id))
+		if err != nil || again != id {
+			t.Fatalf("round trip of %x: %x %v", id, again, err)
+		}
+	})
+}
