@@ -10,6 +10,7 @@ package broker
 //   outside [log start, high watermark]: OFFSET_OUT_OF_RANGE.
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -83,6 +84,15 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 // resetOffset moves a share-partition's start offset, durably.
 func (st *shareState) resetOffset(k sharePartKey, offset int64) int16 {
 	p, err := st.part(k)
+	if errors.Is(err, share.ErrStateLost) {
+		// A share-partition whose state was lost to journal corruption is
+		// refused until an operator resets it, which is this.
+		if c, ok := st.persister.(interface{ ClearLost(share.Key) error }); ok {
+			if err = c.ClearLost(k.persistKey()); err == nil {
+				p, err = st.part(k)
+			}
+		}
+	}
 	if err != nil {
 		st.s.logger.Error("share-partition", "err", err)
 		return errKafkaStorage
