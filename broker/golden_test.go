@@ -152,6 +152,15 @@ func TestGoldenWire(t *testing.T) {
 		dl.Topics = append(dl.Topics, kmsg.DeleteShareGroupOffsetsRequestTopic{Topic: "t"})
 		cases = append(cases, tc{"92_delete_share_group_offsets_unknown_v0", dl})
 	}
+	// SASL APIs on a PLAINTEXT listener: ILLEGAL_SASL_STATE, as KafkaApis.
+	{
+		h := kmsg.NewPtrSASLHandshakeRequest()
+		h.Version, h.Mechanism = 1, "PLAIN"
+		cases = append(cases, tc{"17_sasl_handshake_plaintext_v1", h})
+		a := kmsg.NewPtrSASLAuthenticateRequest()
+		a.Version, a.SASLAuthBytes = 2, []byte("\x00u\x00p")
+		cases = append(cases, tc{"36_sasl_authenticate_plaintext_v2", a})
+	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {
 		frame := []byte{0, 18, 0, 99, 0, 0, 0, 7, 0, 0, 0, 0, 0}

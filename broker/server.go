@@ -14,6 +14,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +49,8 @@ type Server struct {
 	cancel context.CancelFunc
 
 	listeners  []net.Listener
-	advertised []config.Listener // with the ports really bound
+	advertised []config.Listener  // with the ports really bound
+	security   []listenerSecurity // per listener, as cfg.Listeners: auth.go
 
 	partsMu sync.RWMutex
 	topics  map[string]*topicParts // open partition logs by topic name
@@ -90,6 +92,10 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	sec, err := buildListenerSecurity(cfg)
+	if err != nil {
+		return nil, err
+	}
 	state := openStateDB(cfg.LogDirs, logger)
 	meta, err := raftmeta.Open(raftmeta.Config{
 		Dir:       filepath.Join(cfg.LogDirs, "meta"),
@@ -120,6 +126,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		logs:          logs,
 		ctx:           ctx,
 		cancel:        cancel,
+		security:      sec,
 		topics:        make(map[string]*topicParts),
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
@@ -246,6 +253,10 @@ func (s *Server) acceptLoop(ln net.Listener, idx int) {
 		backoff = 0
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
+		}
+		if tc := s.security[idx].tls; tc != nil {
+			// The handshake runs on the connection's goroutine (startSecurity).
+			nc = tls.Server(nc, tc)
 		}
 		c := s.newConn(nc, idx)
 		s.connsMu.Lock()

@@ -38,7 +38,7 @@ type Listener struct {
 	Name     string // listener name, e.g. PLAINTEXT
 	Host     string // may be empty (all interfaces) for listeners
 	Port     int
-	Protocol string // security protocol from listener.security.protocol.map (PLAINTEXT only for now)
+	Protocol string // security protocol from listener.security.protocol.map: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 }
 
 // Addr is host:port for net.Listen / net.Dial (IPv6 hosts bracketed).
@@ -388,6 +388,7 @@ func (c *Config) validateCross() []error {
 				"listener "+l.Name+" is not in listeners: advertised listener names must also be listeners")
 		}
 	}
+	errs = append(errs, c.validateSecurity()...)
 	if strings.TrimSpace(c.LogDirs) == "" {
 		add("log.dirs", c.LogDirs, "a data directory is required")
 	} else if strings.Contains(c.LogDirs, ",") {
