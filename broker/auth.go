@@ -312,3 +312,42 @@ func (c *conn) remoteHost() string {
 	}
 	return host
 }
+
+// bootstrapScram creates the sharq.scram.bootstrap credentials a user does
+// not have yet (kafka-storage format --add-scram, but applied at every
+// start, so an existing credential, perhaps changed since, is never
+// overwritten).
+func (s *Server) bootstrapScram() error {
+	users := s.cfg.ScramBootstrapUsers()
+	if len(users) == 0 {
+		return nil
+	}
+	img := s.meta.Image()
+	upserts := map[raftmeta.ScramKey]raftmeta.ScramCredential{}
+	for _, u := range users {
+		m, _ := security.ScramMechanismByName(u.Mechanism)
+		key := raftmeta.ScramKey{User: u.Name, Mechanism: m.Type}
+		if _, ok := img.Scram[key]; ok {
+			continue
+		}
+		c, err := m.NewCredential(u.Password, u.Iterations)
+		if err != nil {
+			return fmt.Errorf("sharq.scram.bootstrap: %s for %s: %w", u.Mechanism, u.Name, err)
+		}
+		upserts[key] = raftmeta.ScramCredential(c)
+	}
+	if len(upserts) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	if err := s.meta.AlterScram(ctx, upserts, nil); err != nil {
+		if errors.Is(err, raftmeta.ErrNotController) {
+			// Another node leads and will apply its own bootstrap list.
+			s.logger.Warn("sharq.scram.bootstrap skipped: this node is not the controller")
+			return nil
+		}
+		return fmt.Errorf("sharq.scram.bootstrap: %w", err)
+	}
+	return nil
+}

@@ -286,7 +286,7 @@ var coordinatorFree = func() (free [maxAPIKey + 1]bool) {
 	for _, k := range []int16{
 		0, 1, 2, 3, // Produce, Fetch, ListOffsets, Metadata
 		10, 18, 23, // FindCoordinator, ApiVersions, OffsetForLeaderEpoch
-		17, 36, // SaslHandshake, SaslAuthenticate
+		17, 36, 50, 51, // SaslHandshake, SaslAuthenticate, Describe/AlterUserScramCredentials
 		60, 75, // DescribeCluster, DescribeTopicPartitions
 	} {
 		free[k] = true

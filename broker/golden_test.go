@@ -160,6 +160,13 @@ func TestGoldenWire(t *testing.T) {
 		a := kmsg.NewPtrSASLAuthenticateRequest()
 		a.Version, a.SASLAuthBytes = 2, []byte("\x00u\x00p")
 		cases = append(cases, tc{"36_sasl_authenticate_plaintext_v2", a})
+		d := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		d.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: "nobody"}, {Name: "twice"}, {Name: "twice"}}
+		cases = append(cases, tc{"50_describe_user_scram_credentials_unknown_v0", d})
+		al := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		al.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "nobody", Mechanism: 1}}
+		al.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: "few", Mechanism: 2, Iterations: 1, Salt: []byte("s"), SaltedPassword: []byte("p")}}
+		cases = append(cases, tc{"51_alter_user_scram_credentials_invalid_v0", al})
 	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {

@@ -31,6 +31,7 @@ import (
 	"sharq/config"
 	"sharq/log"
 	"sharq/raftmeta"
+	"sharq/raftmeta/acl"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -51,6 +52,7 @@ type Server struct {
 	listeners  []net.Listener
 	advertised []config.Listener  // with the ports really bound
 	security   []listenerSecurity // per listener, as cfg.Listeners: auth.go
+	authz      *acl.Authorizer    // nil: no authorizer configured (authz.go)
 
 	partsMu sync.RWMutex
 	topics  map[string]*topicParts // open partition logs by topic name
@@ -127,6 +129,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		ctx:           ctx,
 		cancel:        cancel,
 		security:      sec,
+		authz:         newAuthorizer(cfg),
 		topics:        make(map[string]*topicParts),
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
@@ -134,6 +137,11 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 	s.producerIDs.s = s
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
+		state.discard()
+		s.closeStores()
+		return nil, err
+	}
+	if err := s.bootstrapScram(); err != nil {
 		state.discard()
 		s.closeStores()
 		return nil, err

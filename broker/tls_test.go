@@ -252,3 +252,41 @@ func apiVersionsFrame() []byte {
 	b = binary.BigEndian.AppendUint16(b, 0) // empty client id
 	return append(b, body...)
 }
+
+// FuzzTLSHandshake sends arbitrary bytes to an SSL listener: the broker
+// closes the connection (it never hangs on a peer that stopped sending) and
+// keeps serving real clients.
+func FuzzTLSHandshake(f *testing.F) {
+	ca := sectest.NewCA(f)
+	srv := ca.Issue(f, pkix.Name{CommonName: "localhost"})
+	b := brokertest.New(f, brokertest.WithListener("SSL", "SSL"),
+		brokertest.WithSetting("ssl.keystore.type", "PEM"),
+		brokertest.WithSetting("ssl.keystore.certificate.chain", srv.CertPEM),
+		brokertest.WithSetting("ssl.keystore.key", srv.KeyPEM))
+	f.Add([]byte{0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00})
+	f.Add(apiVersionsFrame())
+	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
+	f.Cleanup(func() { // runs before the broker's own cleanup stops it
+		c, err := tls.Dial("tcp", b.Addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "localhost"})
+		if err != nil {
+			f.Errorf("a real client after the fuzzing: %v", err)
+			return
+		}
+		c.Close()
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := net.Dial("tcp", b.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(data)
+		c.(*net.TCPConn).CloseWrite()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.Copy(io.Discard, c)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("connection still open 10s after %x", data)
+		}
+	})
+}
