@@ -6,7 +6,11 @@ package broker
 // the ACL bindings in the metadata image.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"sharq/config"
+	"sharq/raftmeta"
 	"sharq/raftmeta/acl"
 )
 
@@ -87,4 +91,83 @@ func newAuthorizer(cfg *config.Config) *acl.Authorizer {
 		return nil
 	}
 	return acl.New(ac.SuperUsers, ac.AllowEveryoneIfNoACL)
+}
+
+// configAuthError is Kafka's config-resource authorization: a topic needs
+// op on the topic, a group on the group, brokers, broker loggers and client
+// metrics on the cluster. It returns the error code, or 0.
+func (r *request) configAuthError(t kmsg.ConfigResourceType, name string, op int8) int16 {
+	switch t {
+	case kmsg.ConfigResourceTypeTopic:
+		if !r.authorize(resTopic, name, op) {
+			return kerr.TopicAuthorizationFailed.Code
+		}
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if !r.authorize(resGroup, name, op) {
+			return kerr.GroupAuthorizationFailed.Code
+		}
+	default:
+		if !r.authorizeCluster(op) {
+			return kerr.ClusterAuthorizationFailed.Code
+		}
+	}
+	return 0
+}
+
+// groupHeartbeatAuth is the check of ConsumerGroupHeartbeat and
+// ShareGroupHeartbeat: READ on the group, then DESCRIBE on every subscribed
+// topic name (a client may not learn of topics it cannot describe).
+func (r *request) groupHeartbeatAuth(group string, topics []string) int16 {
+	if !r.authorize(resGroup, group, opRead) {
+		return kerr.GroupAuthorizationFailed.Code
+	}
+	for _, t := range topics {
+		if !r.authorize(resTopic, t, opDescribe) {
+			return kerr.TopicAuthorizationFailed.Code
+		}
+	}
+	return 0
+}
+
+const describedTopicsDenied = "The group has described topic(s) that the client is not authorized to describe."
+
+// describedTopicsAllowed reports whether the principal may describe every
+// topic in the members' assignments, as Kafka requires before it answers a
+// ConsumerGroupDescribe.
+func (r *request) describedTopicsAllowed(members []kmsg.ConsumerGroupDescribeResponseGroupMember) bool {
+	if r.s.authz == nil {
+		return true
+	}
+	for _, m := range members {
+		for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+			for _, tp := range a.TopicPartitions {
+				if !r.authorize(resTopic, tp.Topic, opDescribe) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// shareTopicReader answers, per topic id, whether the principal may READ
+// the topic; unknown ids pass (the share code answers them). Without an
+// authorizer it always says yes without looking anything up.
+func (r *request) shareTopicReader() func(id [16]byte) bool {
+	if r.s.authz == nil {
+		return func([16]byte) bool { return true }
+	}
+	img := r.s.meta.Image()
+	memo := map[[16]byte]bool{}
+	return func(id [16]byte) bool {
+		ok, seen := memo[id]
+		if !seen {
+			ok = true
+			if t := img.TopicsByID[raftmeta.UUID(id)]; t != nil {
+				ok = r.authorize(resTopic, t.Name, opRead)
+			}
+			memo[id] = ok
+		}
+		return ok
+	}
 }

@@ -286,10 +286,10 @@ func ValidateBinding(b raftmeta.ACL) error {
 		return fmt.Errorf("Invalid operation %s", OperationName(b.Operation))
 	case b.Permission != PermDeny && b.Permission != PermAllow:
 		return fmt.Errorf("Invalid permissionType %s", PermissionName(b.Permission))
-	case b.ResourceName == "":
-		return fmt.Errorf("Resource name should not be empty")
 	case b.ResourceType == ResourceCluster && b.ResourceName != ClusterName:
 		return fmt.Errorf("The only valid name for the CLUSTER resource is %s", ClusterName)
+	case b.ResourceName == "":
+		return fmt.Errorf("Invalid empty resource name")
 	}
 	typ, name, ok := strings.Cut(b.Principal, ":")
 	if !ok || typ == "" || name == "" {
