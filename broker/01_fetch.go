@@ -254,11 +254,21 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 		} else {
 			topic = img.Topics[it.key.topic]
 		}
+		if topic == nil && r.version < 13 && !r.fetchAllowed(req, it.key.topic) {
+			it.errorCode = kerr.TopicAuthorizationFailed.Code
+			anyError = true
+			continue
+		}
 		if topic == nil {
 			it.errorCode = errUnknownTopicOrPartition
 			if r.version >= 13 {
 				it.errorCode = errUnknownTopicID
 			}
+			anyError = true
+			continue
+		}
+		if !r.fetchAllowed(req, topic.Name) {
+			it.errorCode = kerr.TopicAuthorizationFailed.Code
 			anyError = true
 			continue
 		}
@@ -272,7 +282,12 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			continue
 		}
 		meta := topic.Partitions[it.key.part]
-		l := it.p.log
+		l, err := it.p.acquire()
+		if err != nil {
+			it.errorCode = log.ErrorCode(err)
+			anyError = true
+			continue
+		}
 		it.hw = l.HighWatermark()
 		it.lso = it.hw
 		it.logStart = l.LogStartOffset()
@@ -283,12 +298,14 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			}
 			it.leaderHint = kmsg.FetchResponseTopicPartitionCurrentLeader{LeaderID: meta.Leader, LeaderEpoch: meta.LeaderEpoch}
 			anyError = true
+			it.p.release()
 			continue
 		}
 		if e := it.cp.lastFetchedEpoch; e >= 0 && r.version >= 12 {
 			epoch, end := l.EndOffsetForEpoch(e)
 			if epoch != e || end < it.cp.fetchOffset {
 				it.diverging = &kmsg.FetchResponseTopicPartitionDivergingEpoch{Epoch: epoch, EndOffset: end}
+				it.p.release()
 				continue
 			}
 		}
@@ -297,10 +314,12 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			limit = rem
 		}
 		if limit <= 0 && total > 0 {
+			it.p.release()
 			continue
 		}
 		before := len(buf)
 		out, err := l.Read(it.cp.fetchOffset, int32(max(limit, 1)), buf)
+		it.p.release()
 		if err != nil {
 			if errors.Is(err, log.ErrOffsetOutOfRange) {
 				it.errorCode = errOffsetOutOfRange
@@ -321,4 +340,16 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 		total += n
 	}
 	return buf, total, anyError
+}
+
+// fetchAllowed is Kafka's Fetch authorization: a follower (replica id set)
+// needs CLUSTER_ACTION on the cluster, a consumer READ on the topic.
+func (r *request) fetchAllowed(req *kmsg.FetchRequest, topic string) bool {
+	if r.s.authz == nil {
+		return true
+	}
+	if req.ReplicaID >= 0 || req.ReplicaState.ID >= 0 {
+		return r.authorizeCluster(opClusterAction)
+	}
+	return r.authorize(resTopic, topic, opRead)
 }

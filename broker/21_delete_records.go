@@ -8,6 +8,7 @@ package broker
 //   high watermark is OFFSET_OUT_OF_RANGE. Answers the new low watermark.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -25,22 +26,35 @@ func handleDeleteRecords(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
+			if !r.authorize(resTopic, rt.Topic, opDelete) {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p := r.s.partitionFor(rt.Topic, rp.Partition)
 			if p == nil {
 				sp.ErrorCode = errUnknownTopicOrPartition
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
+			l, err := p.acquire()
+			if err != nil {
+				sp.ErrorCode = log.ErrorCode(err)
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			offset := rp.Offset
 			if offset == -1 {
-				offset = p.log.HighWatermark()
+				offset = l.HighWatermark()
 			}
-			if offset < 0 || offset > p.log.HighWatermark() {
+			if offset < 0 || offset > l.HighWatermark() {
+				p.release()
 				sp.ErrorCode = errOffsetOutOfRange
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			low, err := p.log.DeleteRecordsBefore(offset)
+			low, err := l.DeleteRecordsBefore(offset)
+			p.release()
 			if err != nil {
 				sp.ErrorCode = log.ErrorCode(err)
 			} else {

@@ -12,6 +12,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log"
 )
 
 func init() { regKey(23, 2, 4, handleOffsetForLeaderEpoch) }
@@ -30,6 +32,8 @@ func handleOffsetForLeaderEpoch(r *request, kreq kmsg.Request) (kmsg.Response, e
 			topic := img.Topics[rt.Topic]
 			p := r.s.partitionFor(rt.Topic, rp.Partition)
 			switch {
+			case !r.epochAllowed(req, rt.Topic):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case topic == nil || p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < topic.Partitions[rp.Partition].LeaderEpoch:
@@ -37,11 +41,26 @@ func handleOffsetForLeaderEpoch(r *request, kreq kmsg.Request) (kmsg.Response, e
 			case rp.CurrentLeaderEpoch > topic.Partitions[rp.Partition].LeaderEpoch:
 				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
 			default:
-				sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
+				l, err := p.acquire()
+				if err != nil {
+					sp.ErrorCode = log.ErrorCode(err)
+					break
+				}
+				sp.LeaderEpoch, sp.EndOffset = l.EndOffsetForEpoch(rp.LeaderEpoch)
+				p.release()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// epochAllowed: a follower (replica id set) needs CLUSTER_ACTION, a
+// consumer DESCRIBE on the topic, as in Kafka.
+func (r *request) epochAllowed(req *kmsg.OffsetForLeaderEpochRequest, topic string) bool {
+	if r.version >= 3 && req.ReplicaID >= 0 {
+		return r.authorizeCluster(opClusterAction)
+	}
+	return r.authorize(resTopic, topic, opDescribe)
 }

@@ -87,6 +87,9 @@ func handleShareFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	if req.IsRenewAck && (req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0) {
 		return top(errInvalidRequest, "a renew-only request must have MaxBytes, MinBytes, MaxRecords and MaxWaitMs of 0")
 	}
+	if !r.authorize(resGroup, *req.GroupID, opRead) {
+		return top(kerr.GroupAuthorizationFailed.Code, "")
+	}
 	group, member := *req.GroupID, *req.MemberID
 	r.c.fetchBuf = r.c.fetchBuf[:0] // the last response using it is written
 	settings := r.s.shareSettings(group)
@@ -176,10 +179,27 @@ func handleShareFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		return res
 	}
 
+	// Share groups need READ on every topic they fetch from or
+	// acknowledge (Kafka: TOPIC_AUTHORIZATION_FAILED per partition).
+	readable := r.shareTopicReader()
+	allowed := fetchKeys[:0]
+	for _, k := range fetchKeys {
+		if !readable(k.topicID) {
+			result(k).code = kerr.TopicAuthorizationFailed.Code
+			continue
+		}
+		allowed = append(allowed, k)
+	}
+	fetchKeys = allowed
+
 	// 2. Acknowledgements.
 	for _, a := range acks {
 		res := result(a.key)
 		res.acked = true
+		if !readable(a.key.topicID) {
+			res.ackCode = kerr.TopicAuthorizationFailed.Code
+			continue
+		}
 		res.ackCode = r.s.shareAcknowledge(member, a.key, a.batches, req.IsRenewAck)
 	}
 
@@ -398,9 +418,15 @@ func (r *request) shareAcquireAll(req *kmsg.ShareFetchRequest, member string, ke
 			got = true
 			continue
 		}
+		if _, err := pt.acquire(); err != nil {
+			res.code = log.ErrorCode(err)
+			got = true
+			continue
+		}
 		n, code := r.s.share.acquire(member, k, pt, settings, share.AcquireRequest{
 			MaxRecords: remaining, BatchSize: int(req.BatchSize), Mode: share.AcquireMode(req.ShareAcquireMode),
 		}, perPartition, res, &r.c.fetchBuf)
+		pt.release()
 		res.code = code
 		if code != 0 || n > 0 {
 			got = true
@@ -439,17 +465,17 @@ func (st *shareState) acquire(member string, k sharePartKey, pt *partition, sett
 // acquireLocked is acquire's work under the share-partition's lock; the
 // caller commits the write it staged.
 func (st *shareState) acquireLocked(p *sharePart, member string, pt *partition, areq share.AcquireRequest, maxBytes int, res *shareResult, buf *[]byte) (int64, int16, pendingWrite) {
-	if p.sp.Full() && pt.log.LogStartOffset() <= p.sp.StartOffset() {
+	if p.sp.Full() && pt.log().LogStartOffset() <= p.sp.StartOffset() {
 		// Nothing to take and no log-start move to apply: skip the read.
 		return 0, 0, pendingWrite{}
 	}
-	hw := pt.log.HighWatermark()
-	from := max(p.sp.NextFetchOffset(), pt.log.LogStartOffset())
-	bounds := share.Bounds{LogStart: pt.log.LogStartOffset(), HighWatermark: hw, LastStable: hw}
+	hw := pt.log().HighWatermark()
+	from := max(p.sp.NextFetchOffset(), pt.log().LogStartOffset())
+	bounds := share.Bounds{LogStart: pt.log().LogStartOffset(), HighWatermark: hw, LastStable: hw}
 	var data []byte
 	if from < hw {
 		before := len(*buf)
-		out, err := pt.log.Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), *buf)
+		out, err := pt.log().Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), *buf)
 		if err != nil && !errors.Is(err, log.ErrOffsetOutOfRange) {
 			return 0, log.ErrorCode(err), pendingWrite{}
 		}

@@ -14,6 +14,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ import (
 	"sharq/config"
 	"sharq/log"
 	"sharq/raftmeta"
+	"sharq/raftmeta/acl"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -48,7 +50,9 @@ type Server struct {
 	cancel context.CancelFunc
 
 	listeners  []net.Listener
-	advertised []config.Listener // with the ports really bound
+	advertised []config.Listener  // with the ports really bound
+	security   []listenerSecurity // per listener, as cfg.Listeners: auth.go
+	authz      *acl.Authorizer    // nil: no authorizer configured (authz.go)
 
 	partsMu sync.RWMutex
 	topics  map[string]*topicParts // open partition logs by topic name
@@ -64,7 +68,8 @@ type Server struct {
 	producerIDs producerIDAllocator
 
 	metrics   *metrics
-	admin     *http.Server // metrics.listener: /metrics, /healthz, /readyz
+	reqBytes  *requestBytes // queued.max.request.bytes: reqbytes.go
+	admin     *http.Server  // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr string
 	ready     atomic.Bool // listeners accepting and metadata loaded
 
@@ -76,8 +81,23 @@ type Server struct {
 	shutdown sync.Once
 }
 
+// Options are what a program embedding the broker (or a test) may add to
+// its config.
+type Options struct {
+	// LogFS is the file system of the partition logs (nil = the OS); tests
+	// inject faults through it (log.FaultFS).
+	LogFS log.FS
+	// OfflineRetryInterval: see log.Options (0 = its default).
+	OfflineRetryInterval time.Duration
+}
+
 // New opens the node's stores under cfg.LogDirs. It does not listen yet.
 func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
+	return NewWithOptions(cfg, logger, Options{})
+}
+
+// NewWithOptions is New with Options.
+func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -87,6 +107,10 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("create data directory %s: %w", cfg.LogDirs, err)
 	}
 	voters, err := parseVoters(cfg.ControllerQuorumVoters)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := buildListenerSecurity(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +128,8 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	logs, err := log.NewManager(cfg.LogDirs, log.Options{
+		FS:                     opts.LogFS,
+		OfflineRetryInterval:   opts.OfflineRetryInterval,
 		Logger:                 base.With("node", cfg.NodeID),
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 	})
@@ -120,13 +146,21 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		logs:          logs,
 		ctx:           ctx,
 		cancel:        cancel,
+		security:      sec,
+		authz:         newAuthorizer(cfg),
 		topics:        make(map[string]*topicParts),
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
+		reqBytes:      newRequestBytes(cfg.QueuedMaxRequestBytes),
 	}
 	s.producerIDs.s = s
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
+		state.discard()
+		s.closeStores()
+		return nil, err
+	}
+	if err := s.bootstrapScram(); err != nil {
 		state.discard()
 		s.closeStores()
 		return nil, err
@@ -246,6 +280,10 @@ func (s *Server) acceptLoop(ln net.Listener, idx int) {
 		backoff = 0
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
+		}
+		if tc := s.security[idx].tls; tc != nil {
+			// The handshake runs on the connection's goroutine (startSecurity).
+			nc = tls.Server(nc, tc)
 		}
 		c := s.newConn(nc, idx)
 		s.connsMu.Lock()
