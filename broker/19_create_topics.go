@@ -37,6 +37,7 @@ func handleCreateTopics(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
+	createAllowed := r.authorizeCluster(opCreate)
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
@@ -48,6 +49,10 @@ func handleCreateTopics(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		}
 		if seen[t.Topic] > 1 {
 			fail(errInvalidRequest, "Duplicate topic name.")
+			continue
+		}
+		if !createAllowed && !r.authorize(resTopic, t.Topic, opCreate) {
+			fail(kerr.TopicAuthorizationFailed.Code, "Authorization failed.")
 			continue
 		}
 		configs := make(map[string]string, len(t.Configs))
@@ -87,6 +92,13 @@ func handleCreateTopics(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		rt.ReplicationFactor = rf
 		if rf == -1 {
 			rt.ReplicationFactor = r.s.cfg.DefaultReplicationFactor
+		}
+		if !r.authorize(resTopic, t.Topic, opDescribeConfigs) {
+			// Kafka withholds the configs of a topic the principal may
+			// not describe the configs of.
+			rt.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
 		}
 		for _, e := range config.TopicEntries(r.s.cfg, configs) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()

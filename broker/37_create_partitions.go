@@ -38,6 +38,8 @@ func handleCreatePartitions(r *request, kreq kmsg.Request) (kmsg.Response, error
 		switch {
 		case seen[t.Topic] > 1:
 			fail(errInvalidRequest, "Duplicate topic in request.")
+		case !r.authorize(resTopic, t.Topic, opAlter):
+			fail(kerr.TopicAuthorizationFailed.Code, "The topic authorization is failed.")
 		case topic == nil:
 			fail(errUnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", t.Topic))
 		case t.Count < int32(len(topic.Partitions)):

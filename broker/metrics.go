@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -51,7 +54,23 @@ func newMetrics(s *Server) *metrics {
 	m.bytesIn = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_request_bytes_total", Help: "Bytes of Kafka request frames received."})
 	m.bytesOut = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_response_bytes_total", Help: "Bytes of Kafka response frames sent."})
 	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sharq_connections", Help: "Open client connections."})
-	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections,
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sharq_request_bytes_in_flight",
+		Help: "Bytes of request frames being read or handled, bounded by queued.max.request.bytes.",
+	}, func() float64 { return float64(s.reqBytes.stats().InFlight) })
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sharq_request_bytes_waiting_connections",
+		Help: "Connections not being read because queued.max.request.bytes is reached.",
+	}, func() float64 { return float64(s.reqBytes.stats().Waiting) })
+	peak := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sharq_request_bytes_in_flight_peak",
+		Help: "Highest sharq_request_bytes_in_flight since start.",
+	}, func() float64 { return float64(s.reqBytes.stats().Peak) })
+	waits := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "sharq_request_bytes_waits_total",
+		Help: "Request frames whose body had to wait for room under queued.max.request.bytes.",
+	}, func() float64 { return float64(s.reqBytes.stats().Waited) })
+	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, inFlight, waiting, peak, waits,
 		partitionCollector{s}, shareCollector{s}, groupCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -118,7 +137,7 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 			if p == nil {
 				continue
 			}
-			idx := strconv.Itoa(int(p.index))
+			name, idx := labelValue(name), strconv.Itoa(int(p.index))
 			if p.h.Offline() != nil {
 				offline++
 				ch <- prometheus.MustNewConstMetric(descOffline, prometheus.GaugeValue, 1, name, idx)
@@ -135,11 +154,29 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// labelValue makes a client-chosen name (a group id, which Kafka accepts as
+// any bytes) a valid Prometheus label value. A name that is not valid UTF-8
+// is shown Go-quoted ("\xff..."), and so is a valid one that starts with a
+// quote, so that two names never share a series (a duplicate series fails
+// the whole scrape). Every other name, all of them in practice, is returned
+// as it is, without an allocation.
+func labelValue(s string) string {
+	if utf8.ValidString(s) && !strings.HasPrefix(s, `"`) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
 // adminHandler serves /metrics, /healthz (the process is up) and /readyz
 // (listeners accepting and metadata loaded).
 func (s *Server) adminHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	// A series that cannot be gathered is logged and left out; the rest of
+	// the page is still served.
+	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      promLogger{s.logger},
+	}))
 	s.registerUI(mux) // /ui and /ui/state: ui.go
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
@@ -158,6 +195,11 @@ func (s *Server) adminHandler() http.Handler {
 	})
 	return mux
 }
+
+// promLogger sends promhttp's gather errors to the broker's log.
+type promLogger struct{ l *slog.Logger }
+
+func (p promLogger) Println(v ...any) { p.l.Error("metrics scrape", "err", fmt.Sprint(v...)) }
 
 // startAdmin binds metrics.listener when it is set.
 func (s *Server) startAdmin() error {

@@ -38,7 +38,7 @@ type Listener struct {
 	Name     string // listener name, e.g. PLAINTEXT
 	Host     string // may be empty (all interfaces) for listeners
 	Port     int
-	Protocol string // security protocol from listener.security.protocol.map (PLAINTEXT only for now)
+	Protocol string // security protocol from listener.security.protocol.map: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 }
 
 // Addr is host:port for net.Listen / net.Dial (IPv6 hosts bracketed).
@@ -94,6 +94,8 @@ type Config struct {
 	CompressionType                      string // compression.type (producer = keep the producer's codec)
 	MinInsyncReplicas                    int32  // min.insync.replicas
 	ConnectionsMaxIdleMs                 int64  // connections.max.idle.ms
+	QueuedMaxRequestBytes                int64  // queued.max.request.bytes (<= 0 = unbounded)
+	RequestReadTimeoutMs                 int64  // sharq.request.read.timeout.ms
 	MaxIncrementalFetchSessionCacheSlots int32  // max.incremental.fetch.session.cache.slots
 	FetchMaxBytes                        int32  // fetch.max.bytes
 
@@ -388,6 +390,12 @@ func (c *Config) validateCross() []error {
 			add("advertised.listeners", formatListeners(c.AdvertisedListeners),
 				"listener "+l.Name+" is not in listeners: advertised listener names must also be listeners")
 		}
+	}
+	errs = append(errs, c.validateSecurity()...)
+	if q := c.QueuedMaxRequestBytes; q > 0 && q < int64(c.SocketRequestMaxBytes) {
+		// Kafka's rule: one frame of the largest size must fit, or a
+		// connection could wait for room forever.
+		add("queued.max.request.bytes", q, fmt.Sprintf("must be at least socket.request.max.bytes (%d), or -1 for unbounded", c.SocketRequestMaxBytes))
 	}
 	if strings.TrimSpace(c.LogDirs) == "" {
 		add("log.dirs", c.LogDirs, "a data directory is required")

@@ -81,7 +81,7 @@ var brokerIndex = map[string]*keyDef{}
 var ignoredPrefixes = []string{"listener.name."}
 
 func init() {
-	brokerKeys = brokerKeyTable()
+	brokerKeys = append(brokerKeyTable(), securityKeyTable()...)
 	sort.Slice(brokerKeys, func(i, j int) bool { return brokerKeys[i].name < brokerKeys[j].name })
 	for _, k := range brokerKeys {
 		if _, dup := brokerIndex[k.name]; dup {
@@ -120,7 +120,7 @@ func brokerKeyTable() []*keyDef {
 			withSetGet(setAdvertised, getAdvertised).
 			withCustom(checkListenerSyntax),
 		newKey("listener.security.protocol.map", TypeString, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
-			"Map between listener names and security protocols, NAME:PROTOCOL,... sharq serves only PLAINTEXT for now; a listener mapped to another protocol is an error.").
+			"Map between listener names and security protocols, NAME:PROTOCOL,... Protocols: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL; a listener's TLS and SASL settings come from the ssl.* and sasl.* keys, per listener as listener.name.<name>.<key>.").
 			withSetGet(setProtocolMap, func(c *Config) (string, bool) {
 				if c.ListenerSecurityProtocolMap == nil {
 					return formatProtocolMap(defaultProtocolMap()), false
@@ -199,8 +199,15 @@ func brokerKeyTable() []*keyDef {
 		newKey("num.io.threads", TypeInt, "8", "Threads processing requests. sharq uses goroutines.").ignored().dyn().check(atLeast(1)),
 		newKey("background.threads", TypeInt, "10", "Threads for background tasks.").ignored().dyn().check(atLeast(1)),
 		newKey("queued.max.requests", TypeInt, "500", "Queued requests before network threads block.").ignored().check(atLeast(1)),
+		newKey("queued.max.request.bytes", TypeLong, "104857600",
+			"Bytes of request frames being read or handled, across all connections, before the broker stops reading new request bodies; a connection waiting for room is simply not read (back-pressure). A frame's declared size is reserved when its body starts, so the value must be at least socket.request.max.bytes. -1 or 0: unbounded.").
+			deviates("Kafka's default is -1 (unbounded); sharq bounds it at 100 MiB so request bodies cannot take the broker's memory.").
+			bind(func(c *Config) any { return &c.QueuedMaxRequestBytes }),
 		newKey("connections.max.idle.ms", TypeLong, "600000", "Idle connections timeout: the server closes connections idle longer than this.").
 			bind(func(c *Config) any { return &c.ConnectionsMaxIdleMs }),
+		newKey("sharq.request.read.timeout.ms", TypeLong, "30000",
+			"Time a client has to send the rest of a request frame once its first byte arrived (header) and once room for its body was granted (body); a connection that stalls mid-frame is closed. Between frames connections.max.idle.ms applies.").
+			own().bind(func(c *Config) any { return &c.RequestReadTimeoutMs }).check(atLeast(1)),
 		newKey("max.connections", TypeInt, maxInt, "Maximum connections allowed in the broker at any time.").ignored().dyn().check(atLeast(0)),
 		newKey("max.connections.per.ip", TypeInt, maxInt, "Maximum connections allowed from each IP address.").ignored().dyn().check(atLeast(0)),
 		newKey("max.connections.per.ip.overrides", TypeString, "", "Per-IP or hostname overrides of max.connections.per.ip.").ignored().dyn(),
@@ -295,17 +302,7 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.MaxIncrementalFetchSessionCacheSlots }).check(atLeast(0)),
 		newKey("create.topic.policy.class.name", TypeClass, "", "The create topic policy class.").nullDef().ignored(),
 		newKey("alter.config.policy.class.name", TypeClass, "", "The alter configs policy class.").nullDef().ignored(),
-		newKey("authorizer.class.name", TypeString, "", "The authorizer class. sharq has no authorizer yet.").ignored(),
 		newKey("metric.reporters", TypeList, "", "Metrics reporter classes. sharq serves Prometheus metrics on metrics.listener.").ignored().dyn(),
-		newKey("sasl.enabled.mechanisms", TypeList, "GSSAPI", "SASL mechanisms enabled on the server.").ignored(),
-		newKey("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", "SASL mechanism for inter-broker communication.").ignored(),
-		newKey("ssl.keystore.location", TypeString, "", "The location of the key store file.").nullDef().ignored(),
-		newKey("ssl.keystore.password", TypePassword, "", "The store password for the key store file.").nullDef().ignored(),
-		newKey("ssl.key.password", TypePassword, "", "The password of the private key.").nullDef().ignored(),
-		newKey("ssl.truststore.location", TypeString, "", "The location of the trust store file.").nullDef().ignored(),
-		newKey("ssl.truststore.password", TypePassword, "", "The password for the trust store file.").nullDef().ignored(),
-		newKey("ssl.client.auth", TypeString, "none", "Client authentication: required, requested or none.").ignored().check(in("required", "requested", "none")),
-
 		// --- Offsets and the group coordinator ---
 		newKey("offsets.retention.minutes", TypeInt, "10080", "How long committed offsets of an empty group (or unsubscribed partition) are kept.").
 			bind(func(c *Config) any { return &c.OffsetsRetentionMinutes }).check(atLeast(1)),

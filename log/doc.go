@@ -47,9 +47,10 @@
 //	    61     -  records (compressed as a whole if bits 0-2 are set)
 //
 // The CRC does not cover baseOffset and partitionLeaderEpoch, so assigning
-// them costs nothing; only LogAppendTime recomputes it. Batches are never
-// decompressed on the append path; uncompressed ones have their record
-// framing and offset deltas checked.
+// them costs nothing; only LogAppendTime recomputes it. Every batch has
+// its record framing and offset deltas checked on append, compressed ones
+// after streaming decompression (compressed.go), as Kafka's LogValidator
+// does; the bytes are stored as produced, never recompressed.
 //
 // # .index: 8-byte entries (int32 offset - baseOffset, int32 file position)
 //
