@@ -248,6 +248,22 @@ func goShareConsume(ctx context.Context, addr, topic, group string, consumers, n
 // values are stored, for the start-up and memory with data stored.
 // Uncompressed: the values are windows of one random buffer, which snappy
 // (franz-go's default) would shrink to a fraction on disk.
+// produceEachPartition writes one 100 B record to each of the topic's
+// partitions.
+func produceEachPartition(ctx context.Context, addr, topic string, parts int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		return fmt.Errorf("producer client: %w", err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, parts)
+	for i := range recs {
+		recs[i] = &kgo.Record{Partition: int32(i), Value: make([]byte, 100)}
+	}
+	return cl.ProduceSync(ctx, recs...).FirstErr()
+}
+
 func fillBytes(ctx context.Context, addr, topic string, total int64, size int) error {
 	n := int(total / int64(size))
 	_, err := goProduce(ctx, addr, topic, n, size, kgo.ProducerBatchCompression(kgo.NoCompression()))

@@ -146,7 +146,9 @@
 //     after the last index entry is checked (framing, CRC, and that it ends
 //     where the next segment begins). A segment failing that is reported by
 //     file name as an ErrStorage error, never served. A damaged index of
-//     such a segment is rebuilt from it.
+//     such a segment is rebuilt from it, and so is one emptied or cut
+//     short: the tail check sees more than index.interval.bytes after the
+//     last .index entry, or no .timeindex entry for the largest timestamp.
 //   - Sealed segments from the recovery point on (their background fsync
 //     may not have finished) are scanned completely and their indexes
 //     rebuilt; one that ends early is cut there, becomes the active segment,

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -460,6 +461,20 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 	idx, ierr := checkOffsetIndex(idx, size)
 	tidx, terr := checkTimeIndex(tidx, next-base)
 	ok := ierr == nil && terr == nil
+	// The tail scan also checks, for free, that no entry is missing: an
+	// emptied or cut .index leaves more than index.interval.bytes of
+	// batches after its last entry, and a cut .timeindex lacks the
+	// segment's largest timestamp, which a seal always adds last.
+	var tailBytes int64
+	tailMaxTs := int64(-1)
+	missing := ""
+	track := func(h *batchHeader, pos int64) {
+		if missing == "" && tailBytes > interval {
+			missing = fmt.Sprintf("no index entry for the batch at position %d, %d bytes after the last one", pos, tailBytes)
+		}
+		tailBytes += int64(h.size)
+		tailMaxTs = max(tailMaxTs, h.maxTimestamp)
+	}
 	if ok {
 		pos, expect := int64(0), base
 		if n := len(idx); n > 0 {
@@ -474,7 +489,7 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 			}
 			ok = b != nil && parseStoredPrefix(b).last == base+int64(rel)
 			if ok {
-				res, err := scanSegment(s, pos, size, parseStoredPrefix(b).base, true, nil)
+				res, err := scanSegment(s, pos, size, parseStoredPrefix(b).base, true, track)
 				if err != nil {
 					s.closeFiles()
 					return nil, err
@@ -482,12 +497,21 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 				ok = res.reason == "" && res.end == size && res.next == next
 			}
 		} else {
-			res, err := scanSegment(s, pos, size, expect, true, nil)
+			res, err := scanSegment(s, pos, size, expect, true, track)
 			if err != nil {
 				s.closeFiles()
 				return nil, err
 			}
 			ok = res.reason == "" && res.end == size && (res.next == next || size == 0)
+		}
+	}
+	if ok && missing == "" && tailMaxTs >= 0 && (len(tidx) == 0 || lastTs(tidx) < tailMaxTs) {
+		missing = fmt.Sprintf("time index lacks the largest timestamp %d", tailMaxTs)
+	}
+	if ok && missing != "" {
+		ok = false
+		if ierr == nil {
+			ierr = errors.New(missing)
 		}
 	}
 	if !ok {
