@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -26,6 +27,10 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	if !r.s.shareGroupsEnabled() {
 		resp.ErrorCode = errUnsupportedVersion
+		return resp, nil
+	}
+	if !r.authorize(resGroup, req.GroupID, opRead) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
 	st := r.s.share
@@ -51,6 +56,11 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 		for _, p := range t.Partitions {
 			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
+			if !r.authorize(resTopic, t.Topic, opRead) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			var pt *partition
 			if topic != nil {
 				pt = r.s.partitionFor(topic.Name, p.Partition)
