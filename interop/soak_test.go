@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,6 +286,9 @@ func soakFuzz(ctx context.Context, t *testing.T, bin string) {
 			req := kmsg.RequestForKey(k)
 			req.SetVersion(r.Min + int16(rng.IntN(int(r.Max-r.Min)+1)))
 			fillRandom(rng, reflect.ValueOf(req).Elem(), k, 0)
+			if pr, ok := req.(*kmsg.ProduceRequest); ok && pr.Acks == 0 {
+				pr.Acks = 1 // acks=0 is answered with silence, by Kafka too
+			}
 			frame = formatter.AppendRequest(nil, req, int32(i))
 			what = fmt.Sprintf("%s v%d", kmsg.NameForKey(k), req.GetVersion())
 		}
@@ -318,7 +322,23 @@ func soakFuzz(ctx context.Context, t *testing.T, bin string) {
 		crashed = 1
 	default:
 	}
-	panics := strings.Count(readAll(p.Log), "panic serving connection")
+	logText := readAll(p.Log)
+	panics := strings.Count(logText, "panic serving connection")
+	where := map[string]int{}
+	for _, line := range strings.Split(logText, "\n") {
+		if strings.Contains(line, "panic serving connection") {
+			if _, v, ok := strings.Cut(line, "panic="); ok {
+				msg, _, _ := strings.Cut(v, " stack=")
+				if m := handlerFrame.FindString(v); m != "" {
+					msg += " at " + m
+				}
+				where[msg]++
+			}
+		}
+	}
+	for w, c := range where {
+		t.Logf("recovered panic x%d: %s", c, w)
+	}
 	soakf(t, "fuzz requests=%d random_frames=%d answered=%d closed=%d hung=%d crashes=%d recovered_panics=%d connections=%d in=%s",
 		n, rawFrames, answered, closed, hung, crashed, panics, dialed, time.Since(start).Round(time.Second))
 	if crashed > 0 || hung > 0 {
@@ -330,6 +350,9 @@ func soakFuzz(ctx context.Context, t *testing.T, bin string) {
 		t.Errorf("%d recovered panics", panics)
 	}
 }
+
+// handlerFrame finds the broker handler file in a logged stack.
+var handlerFrame = regexp.MustCompile(`broker/[0-9]{2}_[a-z_]+\.go:[0-9]+`)
 
 func readAll(path string) string {
 	b, _ := os.ReadFile(path)
