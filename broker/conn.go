@@ -157,6 +157,7 @@ func (c *conn) readLoop() {
 		buf, err = readBody(c.nc, buf, int(size))
 		if err != nil {
 			c.s.reqBytes.release(int64(size))
+			droppedFrameBuf(cap(buf))
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() && c.ctx.Err() == nil {
 				c.logger.Info("closing connection: request frame not received in time",
@@ -216,9 +217,41 @@ func readBody(r io.Reader, buf []byte, size int) ([]byte, error) {
 // recycle readies a handled frame's buffer for the next frame.
 func recycle(frame []byte) []byte {
 	if cap(frame) > retainFrameBuf {
+		droppedFrameBuf(cap(frame))
 		return make([]byte, 0, 4096)
 	}
 	return frame[:0]
+}
+
+// hugeFrameBuf is the size of a dropped frame buffer after which its pages
+// are handed back to the OS: the Go runtime would otherwise keep them (and
+// the RSS) long after the frame, with no allocation to trigger a GC.
+const hugeFrameBuf = 16 << 20
+
+var freeOSMemory struct {
+	sync.Mutex
+	pending bool
+}
+
+// droppedFrameBuf notes that a frame buffer of n bytes became garbage. For
+// a huge one it schedules, coalesced, a debug.FreeOSMemory shortly after,
+// by when the buffer is unreachable; a burst of big frames costs one.
+func droppedFrameBuf(n int) {
+	if n < hugeFrameBuf {
+		return
+	}
+	freeOSMemory.Lock()
+	defer freeOSMemory.Unlock()
+	if freeOSMemory.pending {
+		return
+	}
+	freeOSMemory.pending = true
+	time.AfterFunc(200*time.Millisecond, func() {
+		freeOSMemory.Lock()
+		freeOSMemory.pending = false
+		freeOSMemory.Unlock()
+		debug.FreeOSMemory()
+	})
 }
 
 func (c *conn) readFailed(err error) {
