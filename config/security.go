@@ -86,6 +86,12 @@ func securityKeyTable() []*keyDef {
 			return ""
 		}),
 
+		newKey("sharq.metrics.basic.auth.user", TypeString, "",
+			"When set, metrics.listener asks for HTTP basic authentication with this user on /metrics and /ui (/healthz and /readyz stay open).").own().nullDef(),
+		newKey("sharq.metrics.basic.auth.password", TypePassword, "", "The password of sharq.metrics.basic.auth.user.").own().nullDef(),
+		newKey("sharq.metrics.ssl.enabled", TypeBoolean, "false",
+			"Serve metrics.listener over HTTPS with the ssl.* key store (per listener: listener.name.metrics.ssl.*; ssl.client.auth applies too).").own(),
+
 		newKey("authorizer.class.name", TypeString, "",
 			"The authorizer: empty (no authorization) or "+StandardAuthorizer+" (ACLs in the metadata log).").
 			check(in("", StandardAuthorizer)),
@@ -538,4 +544,23 @@ func (c *Config) validateSecurity() []error {
 		}
 	}
 	return errs
+}
+
+// MetricsBasicAuth is the user and password metrics.listener requires
+// (sharq.metrics.basic.auth.user / .password); an empty user: none.
+func (c *Config) MetricsBasicAuth() (user, password string) {
+	u, _ := c.merged("sharq.metrics.basic.auth.user")
+	p, _ := c.merged("sharq.metrics.basic.auth.password")
+	return strings.TrimSpace(u), p
+}
+
+// MetricsSecurity is the TLS setup of metrics.listener when
+// sharq.metrics.ssl.enabled is true: the ssl.* keys, overridable as
+// listener.name.metrics.ssl.*, as for a Kafka listener named METRICS.
+func (c *Config) MetricsSecurity() (ListenerSecurity, bool) {
+	v, _ := c.merged("sharq.metrics.ssl.enabled")
+	if !strings.EqualFold(strings.TrimSpace(v), "true") {
+		return ListenerSecurity{}, false
+	}
+	return c.Security(Listener{Name: "METRICS", Protocol: "SSL"}), true
 }
