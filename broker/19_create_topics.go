@@ -5,7 +5,9 @@ package broker
 // Behavior:
 // * Validates names, partition counts, replication factor and configs, then
 //   creates through the metadata store; answers once the topic is applied
-//   locally and its partition logs are open.
+//   locally (partition logs are created on first use).
+// * A request that would take the cluster past sharq.max.partitions is
+//   refused up front with POLICY_VIOLATION naming the limit.
 // * A topic named twice in one request fails with INVALID_REQUEST.
 // * Manual replica assignments must name registered brokers and give every
 //   partition the same replica list (sharq places all partitions of a topic

@@ -10,11 +10,13 @@ package broker
 //   outside [log start, high watermark]: OFFSET_OUT_OF_RANGE.
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sharq/log"
 	"sharq/share"
 )
 
@@ -68,7 +70,15 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			if p.StartOffset < pt.log.LogStartOffset() || p.StartOffset > pt.log.HighWatermark() {
+			l, err := pt.acquire()
+			if err != nil {
+				rp.ErrorCode = log.ErrorCode(err)
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
+			outside := p.StartOffset < l.LogStartOffset() || p.StartOffset > l.HighWatermark()
+			pt.release()
+			if outside {
 				rp.ErrorCode = errOffsetOutOfRange
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
@@ -84,6 +94,15 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 // resetOffset moves a share-partition's start offset, durably.
 func (st *shareState) resetOffset(k sharePartKey, offset int64) int16 {
 	p, err := st.part(k)
+	if errors.Is(err, share.ErrStateLost) {
+		// A share-partition whose state was lost to journal corruption is
+		// refused until an operator resets it, which is this.
+		if c, ok := st.persister.(interface{ ClearLost(share.Key) error }); ok {
+			if err = c.ClearLost(k.persistKey()); err == nil {
+				p, err = st.part(k)
+			}
+		}
+	}
 	if err != nil {
 		st.s.logger.Error("share-partition", "err", err)
 		return errKafkaStorage

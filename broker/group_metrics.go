@@ -38,7 +38,9 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	hwOf := func(tp group.TopicPartition) (int64, bool) {
 		if p := c.s.partitionFor(tp.Topic, tp.Partition); p != nil {
-			return p.log.HighWatermark(), true
+			if st, ok := p.stats(); ok {
+				return st.HighWatermark, true
+			}
 		}
 		return 0, false // topic deleted or not served here: no high watermark
 	}
@@ -51,7 +53,7 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 			if l.committed < 0 {
 				continue
 			}
-			labels := []string{g.ID, l.tp.Topic, strconv.Itoa(int(l.tp.Partition))}
+			labels := []string{labelValue(g.ID), labelValue(l.tp.Topic), strconv.Itoa(int(l.tp.Partition))}
 			ch <- prometheus.MustNewConstMetric(descGroupCommitted, prometheus.GaugeValue, float64(l.committed), labels...)
 			if l.lag >= 0 {
 				ch <- prometheus.MustNewConstMetric(descGroupLag, prometheus.GaugeValue, float64(l.lag), labels...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"sharq/config"
 	"sharq/raftmeta"
@@ -84,6 +85,9 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 			return nil, &topicCreateError{errInvalidConfig, err.Error()}
 		}
 	}
+	if err := s.checkPartitionLimit(img, name, int64(numPartitions)); err != nil {
+		return nil, err
+	}
 	if validateOnly {
 		return &raftmeta.Topic{Name: name, Partitions: make([]raftmeta.Partition, numPartitions), Configs: configs}, nil
 	}
@@ -96,6 +100,27 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkPartitionLimit refuses, up front, growing the cluster past
+// sharq.max.partitions partitions, as a CreateTopicPolicy would
+// (POLICY_VIOLATION), with a message naming the limit: a request the broker
+// cannot provide is never half done.
+func (s *Server) checkPartitionLimit(img *raftmeta.Image, topic string, add int64) error {
+	limit := int64(s.cfg.MaxPartitions)
+	if limit <= 0 {
+		return nil
+	}
+	have := int64(0)
+	for _, t := range img.Topics {
+		have += int64(len(t.Partitions))
+	}
+	if have+add <= limit {
+		return nil
+	}
+	return &topicCreateError{errPolicyViolation, fmt.Sprintf(
+		"Adding %d partition(s) to topic %s would bring the cluster to %d partitions, more than sharq.max.partitions=%d (%d exist).",
+		add, topic, have+add, limit, have)}
 }
 
 func sortedBrokerIDs(img *raftmeta.Image) []int32 {
@@ -121,6 +146,9 @@ func metaErrorCode(err error) (int16, string) {
 		return tce.code, tce.msg
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errRequestTimedOut, err.Error()
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EIO), errors.Is(err, syscall.EROFS):
+		// the metadata log could not be written: a disk fault, not a bug
+		return errKafkaStorage, err.Error()
 	}
 	return raftmeta.ErrorCode(err), err.Error()
 }

@@ -68,6 +68,7 @@ type Config struct {
 	BrokerRack                  string            // broker.rack ("" = none)
 
 	NumPartitions            int32 // num.partitions
+	MaxPartitions            int32 // sharq.max.partitions: most partitions CreateTopics/CreatePartitions may bring the cluster to
 	DefaultReplicationFactor int16 // default.replication.factor
 	AutoCreateTopicsEnable   bool  // auto.create.topics.enable
 	DeleteTopicEnable        bool  // delete.topic.enable

@@ -216,6 +216,9 @@ func brokerKeyTable() []*keyDef {
 		// --- Topics and logs ---
 		newKey("num.partitions", TypeInt, "1", "The default number of log partitions per topic.").
 			bind(func(c *Config) any { return &c.NumPartitions }).check(atLeast(1)),
+		newKey("sharq.max.partitions", TypeInt, "50000",
+			"Most partitions (all topics) the cluster may have: CreateTopics and CreatePartitions that would go past it are refused with POLICY_VIOLATION. Open partition logs (and so file descriptors) are bounded separately, by RLIMIT_NOFILE.").own().
+			bind(func(c *Config) any { return &c.MaxPartitions }).check(atLeast(1)),
 		newKey("default.replication.factor", TypeInt, "1", "The default replication factor for automatically created topics.").
 			bind(func(c *Config) any { return &c.DefaultReplicationFactor }).check(between(1, 32767)),
 		newKey("auto.create.topics.enable", TypeBoolean, "true", "Enable auto creation of topics on the server (Metadata requests for unknown topics).").

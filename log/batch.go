@@ -112,12 +112,11 @@ type validateLimits struct {
 	requireSequence bool
 }
 
-// validateBatch checks one v2 batch exactly as a producer sent it, without
-// decompressing it. For uncompressed batches it also walks the records to
-// check their framing and offset deltas, which costs a varint pass but
-// catches the garbage a CRC computed by a buggy client would not.
-// It returns the header and the largest record timestamp it could see
-// (the header's maxTimestamp for compressed batches).
+// validateBatch checks one v2 batch exactly as a producer sent it. It also
+// walks the records, decompressing them when the batch is compressed, to
+// check their framing and offset deltas: that catches the garbage a CRC
+// computed by a buggy client would not, and which no consumer could read.
+// It returns the header and the largest record timestamp.
 func validateBatch(b []byte, lim *validateLimits) (batchHeader, int64, error) {
 	var h batchHeader
 	if len(b) <= offMagic {
@@ -157,14 +156,8 @@ func validateBatch(b []byte, lim *validateLimits) (batchHeader, int64, error) {
 	if h.attributes&attrTransactional != 0 && h.producerID < 0 {
 		return h, 0, fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidRecord)
 	}
-	maxTs := h.maxTimestamp
-	if h.compression() == 0 {
-		var err error
-		maxTs, err = walkRecords(b, &h, lim)
-		if err != nil {
-			return h, 0, err
-		}
-	} else if err := checkTimestamp(h.baseTimestamp, lim); err != nil {
+	maxTs, err := walkRecords(b, &h, lim)
+	if err != nil {
 		return h, 0, err
 	}
 	if err := checkTimestamp(h.maxTimestamp, lim); err != nil {
@@ -199,7 +192,13 @@ func checkTimestamp(ts int64, lim *validateLimits) error {
 // which collects record timestamp errors but fails at once on a corrupt
 // record.
 func walkRecords(b []byte, h *batchHeader, lim *validateLimits) (int64, error) {
-	lo, hi, err := scanRecords(b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+	var lo, hi int64
+	var err error
+	if c := h.compression(); c == codecNone {
+		lo, hi, err = scanRecords(b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+	} else {
+		lo, hi, err = scanCompressed(c, b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -238,22 +237,12 @@ func scanRecords(p []byte, count int32, baseTs int64) (lo, hi int64, err error) 
 		}
 		length, body := varintAt(p, pos)
 		if body < 0 || length < minRecordSize || length > int64(len(p)-body) {
-			return 0, 0, fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
+			return 0, 0, fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
 		}
 		end := body + int(length)
-		// Decoding within rec keeps a field from running into the next
-		// record; body+1 skips the attributes byte.
-		rec := p[:end]
-		tsDelta, next := varintAt(rec, body+1)
-		if next < 0 {
-			return 0, 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrCorruptMessage, i)
-		}
-		offDelta, next := varintAt(rec, next)
-		if next < 0 {
-			return 0, 0, fmt.Errorf("%w: record %d: bad offset delta", ErrCorruptMessage, i)
-		}
-		if offDelta != int64(i) {
-			return 0, 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
+		tsDelta, err := checkRecordBody(p[body:end], i)
+		if err != nil {
+			return 0, 0, err
 		}
 		ts := baseTs + tsDelta
 		hi = max(hi, ts)
@@ -264,19 +253,68 @@ func scanRecords(p []byte, count int32, baseTs int64) (lo, hi int64, err error) 
 		i++
 	}
 	if pos != len(p) {
-		return 0, 0, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptMessage, len(p)-pos)
+		return 0, 0, fmt.Errorf("%w: %d bytes after the last record", ErrInvalidRecord, len(p)-pos)
 	}
 	return lo, hi, nil
 }
 
+// checkRecordBody checks the leading fields of record i's body (after its
+// length): attributes, then timestamp and offset deltas that end inside
+// it, the offset delta being i. It returns the timestamp delta. Kafka
+// answers a record it cannot parse with INVALID_RECORD.
+func checkRecordBody(rec []byte, i int32) (int64, error) {
+	tsDelta, next := varintAt(rec, 1) // 1 skips the attributes byte
+	if next < 0 {
+		return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrInvalidRecord, i)
+	}
+	offDelta, next := varintAt(rec, next)
+	if next < 0 {
+		return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrInvalidRecord, i)
+	}
+	if offDelta != int64(i) {
+		return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
+	}
+	// Key, value and headers, as Kafka's DefaultRecord.readFrom reads
+	// them: a negative key or value length is null; a header key may not
+	// be; everything must end exactly at the record's end.
+	for _, field := range [2]string{"key", "value"} {
+		l, n := varintAt(rec, next)
+		if n < 0 || l > int64(len(rec)-n) {
+			return 0, fmt.Errorf("%w: record %d: bad %s length", ErrInvalidRecord, i, field)
+		}
+		next = n + int(max(l, 0))
+	}
+	headers, n := varintAt(rec, next)
+	if n < 0 || headers < 0 || headers > int64(len(rec)-n)/2 {
+		return 0, fmt.Errorf("%w: record %d: bad header count", ErrInvalidRecord, i)
+	}
+	next = n
+	for h := int64(0); h < headers; h++ {
+		l, n := varintAt(rec, next)
+		if n < 0 || l < 0 || l > int64(len(rec)-n) {
+			return 0, fmt.Errorf("%w: record %d: header %d: bad key length", ErrInvalidRecord, i, h)
+		}
+		l2, n2 := varintAt(rec, n+int(l))
+		if n2 < 0 || l2 > int64(len(rec)-n2) {
+			return 0, fmt.Errorf("%w: record %d: header %d: bad value length", ErrInvalidRecord, i, h)
+		}
+		next = n2 + int(max(l2, 0))
+	}
+	if next != len(rec) {
+		return 0, fmt.Errorf("%w: record %d: its fields take %d bytes of its %d", ErrInvalidRecord, i, next, len(rec))
+	}
+	return tsDelta, nil
+}
+
 // scanRecordsFast is scanRecords' fast path: a leaf function, so that
 // its loop keeps everything in registers, for records whose length,
-// timestamp delta and offset delta are one- or two-byte varints (records
-// under 8 KB, deltas within -8192..8191). Starting with record i at
+// timestamp delta, offset delta, key, value and header lengths are one-
+// or two-byte varints (records under 8 KB, deltas within -8192..8191). Starting with record i at
 // p[pos:], it only accepts: it stops at the first record it cannot
 // accept, valid or not, and returns that record's index and position,
 // with lo and hi updated for the records before it.
 func scanRecordsFast(p []byte, i int32, pos int, count int32, baseTs, lo, hi int64) (int32, int, int64, int64) {
+records:
 	for ; i < count; i++ {
 		length, body := varint2(p, pos)
 		if body < 0 || length < minRecordSize || length > int64(len(p)-body) {
@@ -289,6 +327,44 @@ func scanRecordsFast(p []byte, i int32, pos int, count int32, baseTs, lo, hi int
 		tsDelta, next := varint2(p, body+1)
 		offDelta, next := varint2(p, next) // next -1 fails here too
 		if next < 0 || next > end || offDelta != int64(i) {
+			break
+		}
+		// Key and value: lengths -1 (null) up to what the record holds;
+		// other negative lengths and any header go the slow way.
+		kl, next := varint2(p, next)
+		if next < 0 || kl < -1 || kl > int64(end-next) {
+			break
+		}
+		next += int(kl + kl>>63&1) // kl, or 0 for -1
+		vl, next := varint2(p, next)
+		if next < 0 || vl < -1 || vl > int64(end-next) {
+			break
+		}
+		next += int(vl + vl>>63&1)
+		// The header count is often a record's, and so the batch's, last
+		// byte, which varint2 leaves alone: decode a one-byte count here.
+		var hc int64
+		if next >= 0 && next < end && p[next] < 0x80 {
+			hc = int64(p[next]>>1) ^ -int64(p[next]&1)
+			next++
+		} else if hc, next = varint2(p, next); next < 0 {
+			break
+		}
+		if hc < 0 || hc > int64(end-next) {
+			break
+		}
+		for ; hc > 0; hc-- {
+			hk, n := varint2(p, next)
+			if n < 0 || hk < 0 || hk > int64(end-n) {
+				break records
+			}
+			hv, n := varint2(p, n+int(hk))
+			if n < 0 || hv < -1 || hv > int64(end-n) {
+				break records
+			}
+			next = n + int(hv+hv>>63&1)
+		}
+		if next != end {
 			break
 		}
 		ts := baseTs + tsDelta

@@ -187,26 +187,29 @@ func refWalk(p []byte, count int32, baseTs int64, lim *validateLimits) (int64, e
 	for i := int32(0); i < count; i++ {
 		length, n := binary.Varint(p)
 		if n <= 0 || length < minRecordSize || length > int64(len(p)-n) {
-			return 0, fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
+			return 0, fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
 		}
 		rec := p[n+1 : n+int(length)]
 		p = p[n+int(length):]
 		tsDelta, n := binary.Varint(rec)
 		if n <= 0 {
-			return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrCorruptMessage, i)
+			return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrInvalidRecord, i)
 		}
 		offDelta, m := binary.Varint(rec[n:])
 		if m <= 0 {
-			return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrCorruptMessage, i)
+			return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrInvalidRecord, i)
 		}
 		if offDelta != int64(i) {
 			return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
+		}
+		if err := refFields(rec, n+m, i); err != nil {
+			return 0, err
 		}
 		hi = max(hi, baseTs+tsDelta)
 		stamps = append(stamps, baseTs+tsDelta)
 	}
 	if len(p) != 0 {
-		return 0, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptMessage, len(p))
+		return 0, fmt.Errorf("%w: %d bytes after the last record", ErrInvalidRecord, len(p))
 	}
 	for _, ts := range stamps {
 		if err := checkTimestamp(ts, lim); err != nil {
@@ -214,6 +217,42 @@ func refWalk(p []byte, count int32, baseTs int64, lim *validateLimits) (int64, e
 		}
 	}
 	return hi, nil
+}
+
+// refFields checks key, value and headers of record i from rec[at:] (rec
+// is the record after its attributes byte) as Kafka's DefaultRecord
+// reads them.
+func refFields(rec []byte, at int, i int32) error {
+	p := rec[at:]
+	bad := func(what string) error { return fmt.Errorf("%w: record %d: %s", ErrInvalidRecord, i, what) }
+	for _, f := range []string{"key", "value"} {
+		l, n := binary.Varint(p)
+		if n <= 0 || l > int64(len(p)-n) {
+			return bad("bad " + f + " length")
+		}
+		p = p[n+int(max(l, 0)):]
+	}
+	h, n := binary.Varint(p)
+	if n <= 0 || h < 0 || h > int64(len(p)-n)/2 {
+		return bad("bad header count")
+	}
+	p = p[n:]
+	for j := int64(0); j < h; j++ {
+		l, n := binary.Varint(p)
+		if n <= 0 || l < 0 || l > int64(len(p)-n) {
+			return bad(fmt.Sprintf("header %d: bad key length", j))
+		}
+		p = p[n+int(l):]
+		l, n = binary.Varint(p)
+		if n <= 0 || l > int64(len(p)-n) {
+			return bad(fmt.Sprintf("header %d: bad value length", j))
+		}
+		p = p[n+int(max(l, 0)):]
+	}
+	if len(p) != 0 {
+		return bad(fmt.Sprintf("its fields take %d bytes of its %d", len(rec)+1-len(p), len(rec)+1))
+	}
+	return nil
 }
 
 // FuzzScanRecords checks the record walk against refWalk: the same
@@ -255,6 +294,24 @@ func FuzzScanRecords(f *testing.F) {
 			}
 		case err != nil && err.Error() != wantErr.Error():
 			t.Fatalf("walk: %v; reference: %v", err, wantErr)
+		}
+	})
+}
+
+// FuzzDecodePartitionMetadata: any bytes decode or fail cleanly, and what
+// decodes encodes back to the same id.
+func FuzzDecodePartitionMetadata(f *testing.F) {
+	f.Add([]byte("version: 0\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA"))
+	f.Add([]byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n"))
+	f.Add([]byte("version: 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		id, err := decodePartitionMetadata(data)
+		if err != nil {
+			return
+		}
+		again, err := decodePartitionMetadata(encodePartitionMetadata(id))
+		if err != nil || again != id {
+			t.Fatalf("round trip of %x: %x %v", id, again, err)
 		}
 	})
 }
