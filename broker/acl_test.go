@@ -242,6 +242,8 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 			r.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
 			return r
 		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.OffsetDeleteResponse).ErrorCode} }, gaf},
+		{"DescribeClientQuotas", func() kmsg.Request { return kmsg.NewPtrDescribeClientQuotasRequest() },
+			func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeClientQuotasResponse).ErrorCode} }, caf},
 		{"SaslAuthenticate", func() kmsg.Request { return kmsg.NewPtrSASLAuthenticateRequest() },
 			func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.SASLAuthenticateResponse).ErrorCode} }, kerr.IllegalSaslState.Code},
 		{"DescribeUserSCRAMCredentials", func() kmsg.Request { return kmsg.NewPtrDescribeUserSCRAMCredentialsRequest() },
