@@ -181,6 +181,16 @@ super.users=User:admin;User:ANONYMOUS
 		t.Errorf("wrong password: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
 	}
 
+	// Every API as bob, a user without ACLs: the codes are compared with
+	// Kafka's in golden mode.
+	codes := unauthorizedCodes(t, st.secure, truststore)
+	t.Logf("unauthorized codes:\n%s", codes)
+	if r := recorder(t); r != nil {
+		if err := r.Record(name, "security/unauthorized-codes", codes); err != nil {
+			t.Error(err)
+		}
+	}
+
 	mustTool(t, tg, "security/acls-remove", "", "org.apache.kafka.tools.AclCommand", append([]string{"--bootstrap-server", st.secure, "--command-config", st.adminConf},
 		"--remove", "--force", "--allow-principal", "User:alice", "--operation", "Write", "--operation", "Describe", "--topic", "orders")...)
 	res = mustTool(t, tg, "security/acls-list-after", "", "org.apache.kafka.tools.AclCommand", append([]string{"--bootstrap-server", st.secure, "--command-config", st.adminConf},
