@@ -143,17 +143,27 @@ func unauthorizedCodes(t *testing.T, secure, caFile string) string {
 	delso := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
 	delso.GroupID = "sg"
 	cases := []apiCase{
-		{"Produce", produce, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode} }},
-		{"Fetch", fetch, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode} }},
-		{"ListOffsets", lo, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode} }},
+		{"Produce", produce, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode}
+		}},
+		{"Fetch", fetch, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode}
+		}},
+		{"ListOffsets", lo, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode}
+		}},
 		{"Metadata", meta, func(r kmsg.Response) []int16 {
 			m := r.(*kmsg.MetadataResponse)
 			return []int16{m.Topics[0].ErrorCode, m.Topics[1].ErrorCode}
 		}},
 		{"Metadata all topics (count)", metaAll, func(r kmsg.Response) []int16 { return []int16{int16(len(r.(*kmsg.MetadataResponse).Topics))} }},
-		{"OffsetCommit", commit, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode} }},
+		{"OffsetCommit", commit, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode}
+		}},
 		{"OffsetFetch", ofetch, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.OffsetFetchResponse).Groups[0].ErrorCode} }},
-		{"FindCoordinator", fc, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.FindCoordinatorResponse).Coordinators[0].ErrorCode} }},
+		{"FindCoordinator", fc, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.FindCoordinatorResponse).Coordinators[0].ErrorCode}
+		}},
 		{"JoinGroup", join, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.JoinGroupResponse).ErrorCode} }},
 		{"Heartbeat", hb, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.HeartbeatResponse).ErrorCode} }},
 		{"LeaveGroup", leave, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.LeaveGroupResponse).ErrorCode} }},
@@ -165,7 +175,9 @@ func unauthorizedCodes(t *testing.T, secure, caFile string) string {
 		}},
 		{"CreateTopics", ct, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode} }},
 		{"DeleteTopics", dt, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode} }},
-		{"DeleteRecords", dr, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0].ErrorCode} }},
+		{"DeleteRecords", dr, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0].ErrorCode}
+		}},
 		{"InitProducerID", kmsg.NewPtrInitProducerIDRequest(), func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.InitProducerIDResponse).ErrorCode} }},
 		{"OffsetForLeaderEpoch", ole, func(r kmsg.Response) []int16 {
 			return []int16{r.(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0].ErrorCode}
@@ -173,8 +185,12 @@ func unauthorizedCodes(t *testing.T, secure, caFile string) string {
 		{"DescribeACLs", da, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeACLsResponse).ErrorCode} }},
 		{"CreateACLs", ca, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.CreateACLsResponse).Results[0].ErrorCode} }},
 		{"DeleteACLs", dla, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DeleteACLsResponse).Results[0].ErrorCode} }},
-		{"DescribeConfigs topic", dcT, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode} }},
-		{"DescribeConfigs broker", dcB, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode} }},
+		{"DescribeConfigs topic", dcT, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode}
+		}},
+		{"DescribeConfigs broker", dcB, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode}
+		}},
 		{"AlterConfigs", ac, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode} }},
 		{"DescribeLogDirs", kmsg.NewPtrDescribeLogDirsRequest(), func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeLogDirsResponse).ErrorCode} }},
 		{"CreatePartitions", cp, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode} }},
@@ -197,12 +213,16 @@ func unauthorizedCodes(t *testing.T, secure, caFile string) string {
 			return []int16{d.ErrorCode, int16(d.ClusterAuthorizedOperations)}
 		}},
 		{"ConsumerGroupHeartbeat", cgh, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode} }},
-		{"ConsumerGroupDescribe", cgd, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode} }},
+		{"ConsumerGroupDescribe", cgd, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode}
+		}},
 		{"DescribeTopicPartitions", dtp, func(r kmsg.Response) []int16 {
 			return []int16{r.(*kmsg.DescribeTopicPartitionsResponse).Topics[0].ErrorCode}
 		}},
 		{"ShareGroupHeartbeat", sgh, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ShareGroupHeartbeatResponse).ErrorCode} }},
-		{"ShareGroupDescribe", sgd, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ShareGroupDescribeResponse).Groups[0].ErrorCode} }},
+		{"ShareGroupDescribe", sgd, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.ShareGroupDescribeResponse).Groups[0].ErrorCode}
+		}},
 		{"ShareFetch", sf, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ShareFetchResponse).ErrorCode} }},
 		{"DescribeShareGroupOffsets", dso, func(r kmsg.Response) []int16 {
 			return []int16{r.(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0].ErrorCode}
