@@ -181,6 +181,22 @@ super.users=User:admin;User:ANONYMOUS
 		t.Errorf("wrong password: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
 	}
 
+	// librdkafka over SASL_SSL with SCRAM-SHA-256 (the super user):
+	// idempotent produce, then consume by assignment.
+	rdConf := filepath.Join(dir, "rdkafka.properties")
+	if err := os.WriteFile(rdConf, []byte("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"+
+		"sasl.username=admin\nsasl.password=admin-secret\nssl.ca.location="+truststore+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rdTarget := tg
+	rdTarget.Bootstrap = st.secure
+	rdkafkaProduceWith(t, rdTarget, "security/rdkafka-produce", "rd-secure", "none", "--client-config", rdConf)
+	_, done := rdkafka(t, rdTarget, "security/rdkafka-consume", nil, "consume-assign", "--topic", "rd-secure",
+		"--count", fmt.Sprint(rdkafkaRecords), "--client-config", rdConf)
+	if done.num("count") != rdkafkaRecords {
+		t.Errorf("librdkafka over SASL_SSL consumed %d records, want %d", done.num("count"), rdkafkaRecords)
+	}
+
 	// Every API as bob, a user without ACLs: the codes are compared with
 	// Kafka's in golden mode.
 	codes := unauthorizedCodes(t, st.secure, truststore)
