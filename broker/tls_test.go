@@ -86,7 +86,7 @@ func TestTLSBadKeyStores(t *testing.T) {
 		{map[string]string{"ssl.keystore.type": "PKCS12", "ssl.keystore.location": p12, "ssl.keystore.password": "wrong"}, "ssl.keystore.password"},
 		{map[string]string{"ssl.keystore.location": dir + "/missing.p12"}, "ssl.keystore.location"},
 		{map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.certificate.chain": srv.CertPEM, "ssl.keystore.key": other.KeyPEM}, "does not match"},
-		{map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.certificate.chain": srv.CertPEM, "ssl.keystore.key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n"}, "encrypted PEM private keys are not supported"},
+		{map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.certificate.chain": srv.CertPEM, "ssl.keystore.key": "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n"}, "set ssl.key.password"},
 	}
 	for _, tc := range tests {
 		cfg := brokertestConfig(t, tc.settings)

@@ -35,7 +35,7 @@ func securityKeyTable() []*keyDef {
 			"The location of the key store file (PKCS12, or with ssl.keystore.type=PEM a PEM file holding the private key and the certificate chain).").nullDef(),
 		newKey("ssl.keystore.password", TypePassword, "", "The store password for the key store file (PKCS12).").nullDef(),
 		newKey("ssl.key.password", TypePassword, "",
-			"The password of the private key. sharq reads unencrypted PEM keys only, so for PEM key stores this must be unset; for PKCS12 it is accepted and the store password is used.").nullDef(),
+			"The password of the private key: for PEM key stores the key is then an encrypted PKCS#8 key (PBES2 with PBKDF2 and AES-CBC, as openssl pkcs8 -topk8 -v2 writes); for PKCS12 the store password is used.").nullDef(),
 		newKey("ssl.keystore.certificate.chain", TypePassword, "",
 			"Certificate chain in PEM format (with ssl.keystore.type=PEM): the broker's certificate first.").nullDef(),
 		newKey("ssl.keystore.key", TypePassword, "",
