@@ -14,8 +14,11 @@ import (
 )
 
 // TestInteropSecurity runs kafka-configs.sh (SCRAM users) and kafka-acls.sh
-// over SASL_SSL with SCRAM against a broker with StandardAuthorizer, and a
-// console producer as the user the ACLs were made for. Kafka and sharq get
+// over SASL_SSL with SCRAM against a broker with StandardAuthorizer, a
+// console producer as the user the ACLs were made for, librdkafka with
+// SCRAM, and the tools over an mTLS listener. Golden differences from
+// Kafka 4.4: Kafka lists its __consumer_offsets topic, and it does not
+// answer DescribeUserScramCredentials from an unauthorized user at all. Kafka and sharq get
 // the same server.properties (sharq drops the CONTROLLER listener as usual);
 // the first SCRAM user comes from kafka-storage format --add-scram on Kafka
 // and from sharq.scram.bootstrap on sharq.
@@ -41,7 +44,12 @@ func securityScenario(t *testing.T, name string) {
 	srv := ca.Issue(t, pkix.Name{CommonName: "localhost"})
 	keystore := srv.WritePEM(t, dir)
 	truststore := ca.WritePEM(t, dir)
-	ports := make([]int, 3)
+	clientDir := filepath.Join(dir, "client")
+	if err := os.MkdirAll(clientDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	clientKeystore := ca.Issue(t, pkix.Name{CommonName: "admin"}).WritePEM(t, clientDir)
+	ports := make([]int, 4)
 	for i := range ports {
 		p, err := freePort()
 		if err != nil {
@@ -49,16 +57,16 @@ func securityScenario(t *testing.T, name string) {
 		}
 		ports[i] = p
 	}
-	plainPort, securePort, controllerPort := ports[0], ports[1], ports[2]
+	plainPort, securePort, controllerPort, sslPort := ports[0], ports[1], ports[2], ports[3]
 	data := filepath.Join(dir, "data")
 	props := fmt.Sprintf(`process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=127.0.0.1:%[3]d
-listeners=PLAINTEXT://127.0.0.1:%[1]d,SASL_SSL://127.0.0.1:%[2]d,CONTROLLER://127.0.0.1:%[3]d
-advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d,SASL_SSL://127.0.0.1:%[2]d,CONTROLLER://127.0.0.1:%[3]d
+listeners=PLAINTEXT://127.0.0.1:%[1]d,SASL_SSL://127.0.0.1:%[2]d,CONTROLLER://127.0.0.1:%[3]d,SSL://127.0.0.1:%[6]d
+advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d,SASL_SSL://127.0.0.1:%[2]d,CONTROLLER://127.0.0.1:%[3]d,SSL://127.0.0.1:%[6]d
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL
 log.dirs=%[4]s
 offsets.topic.replication.factor=1
 share.coordinator.state.topic.replication.factor=1
@@ -73,7 +81,11 @@ ssl.keystore.type=PEM
 ssl.keystore.location=%[5]s
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 super.users=User:admin;User:ANONYMOUS
-`, plainPort, securePort, controllerPort, data, keystore)
+listener.name.ssl.ssl.client.auth=required
+listener.name.ssl.ssl.truststore.type=PEM
+listener.name.ssl.ssl.truststore.location=%[7]s
+listener.name.ssl.ssl.principal.mapping.rules=RULE:^CN=(.*?)$/$1/,DEFAULT
+`, plainPort, securePort, controllerPort, data, keystore, sslPort, truststore)
 	const adminScram = "SCRAM-SHA-256=[name=admin,password=admin-secret]"
 	propsPath := filepath.Join(dir, "server.properties")
 	if targetKind(name) == "sharq" {
@@ -123,7 +135,7 @@ super.users=User:admin;User:ANONYMOUS
 		}
 	default:
 		p, err = StartSharq(ctx, buildSharq(t), dir, time.Minute, "--config", propsPath,
-			"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d", plainPort, securePort),
+			"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d,SSL://127.0.0.1:%d", plainPort, securePort, sslPort),
 			"--override", "log.dirs="+data)
 	}
 	if err != nil {
@@ -195,6 +207,34 @@ super.users=User:admin;User:ANONYMOUS
 		"--count", fmt.Sprint(rdkafkaRecords), "--client-config", rdConf)
 	if done.num("count") != rdkafkaRecords {
 		t.Errorf("librdkafka over SASL_SSL consumed %d records, want %d", done.num("count"), rdkafkaRecords)
+	}
+
+	// mTLS: the client certificate CN=admin maps to User:admin, a super user.
+	mtlsConf := filepath.Join(dir, "mtls.properties")
+	if err := os.WriteFile(mtlsConf, []byte("security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location="+clientKeystore+
+		"\nssl.truststore.type=PEM\nssl.truststore.location="+truststore+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mtls := fmt.Sprintf("127.0.0.1:%d", sslPort)
+	if r := recorder(t); r != nil {
+		r.AddLiteral(name, mtls, "<MTLS>")
+	}
+	res = mustTool(t, tg, "security/mtls-list-topics", "", ClassTopics, "--bootstrap-server", mtls, "--command-config", mtlsConf, "--list")
+	if !strings.Contains(res.Stdout, "orders") || !strings.Contains(res.Stdout, "secret") {
+		t.Errorf("mTLS super user lists %q", res.Stdout)
+	}
+	res = mustTool(t, tg, "security/mtls-acls-list", "", "org.apache.kafka.tools.AclCommand", "--bootstrap-server", mtls, "--command-config", mtlsConf, "--list", "--topic", "orders")
+	if !strings.Contains(res.Stdout, "User:alice") {
+		t.Errorf("acls over mTLS: %q", res.Stdout)
+	}
+	// Without a client certificate the handshake fails.
+	noCert := filepath.Join(dir, "nocert.properties")
+	if err := os.WriteFile(noCert, []byte("security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location="+truststore+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = tool(t, tg, "", "", ClassTopics, "--bootstrap-server", mtls, "--command-config", noCert, "--list")
+	if res.ExitCode == 0 {
+		t.Errorf("a client without a certificate listed topics over mTLS: %q", res.Stdout)
 	}
 
 	// Every API as bob, a user without ACLs: the codes are compared with
