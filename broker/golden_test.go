@@ -181,6 +181,10 @@ func TestGoldenWire(t *testing.T) {
 		dl.Version = 3
 		dl.Filters = []kmsg.DeleteACLsRequestFilter{{ResourceType: 1, ResourcePatternType: 1, Operation: 1, PermissionType: 1}}
 		cases = append(cases, tc{"31_delete_acls_no_authorizer_v3", dl})
+		q := kmsg.NewPtrDescribeClientQuotasRequest()
+		q.Version = 1
+		q.Components = []kmsg.DescribeClientQuotasRequestComponent{{EntityType: "user", MatchType: kmsg.QuotasMatchTypeExact, Match: kmsg.StringPtr("alice")}}
+		cases = append(cases, tc{"48_describe_client_quotas_none_v1", q})
 	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {

@@ -347,8 +347,8 @@ func BuildSharq(ctx context.Context, moduleDir, out string) error {
 
 // StartSharq runs the sharq binary on an ephemeral loopback port with a fresh
 // data dir and waits for its "ready listeners=PLAINTEXT://host:port" line.
-// overrides are more key=value settings (--override).
-func StartSharq(ctx context.Context, bin, dir string, limit time.Duration, overrides ...string) (*Process, error) {
+// extra arguments (--config FILE, more --override) follow the defaults.
+func StartSharq(ctx context.Context, bin, dir string, limit time.Duration, extra ...string) (*Process, error) {
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", data, err)
@@ -358,11 +358,10 @@ func StartSharq(ctx context.Context, bin, dir string, limit time.Duration, overr
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", logPath, err)
 	}
-	args := []string{"--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", "log.dirs=" + data}
-	for _, o := range overrides {
-		args = append(args, "--override", o)
-	}
-	cmd := exec.Command(bin, args...)
+	// extra comes last: a later --override of the same key wins.
+	cmd := exec.Command(bin, append([]string{
+		"--override", "listeners=PLAINTEXT://127.0.0.1:0",
+		"--override", "log.dirs=" + data}, extra...)...)
 	cmd.Dir = dir
 	cmd.Env = sharqEnv(os.Environ())
 	cmd.Stderr = logf

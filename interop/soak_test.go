@@ -96,7 +96,7 @@ func soakKill9(ctx context.Context, t *testing.T, bin string) {
 	)
 	for c := 0; c < cycles; c++ {
 		start := time.Now()
-		p, err := StartSharq(ctx, bin, dir, 60*time.Second, overrides...)
+		p, err := StartSharq(ctx, bin, dir, 60*time.Second, overrideArgs(overrides)...)
 		if err != nil {
 			t.Fatalf("cycle %d: restart after kill -9: %v", c, err)
 		}
@@ -146,7 +146,7 @@ func soakKill9(ctx context.Context, t *testing.T, bin string) {
 		wg.Wait()
 		cl.Close() // outstanding records fail: they were never acknowledged
 	}
-	p, err := StartSharq(ctx, bin, dir, 60*time.Second, overrides...)
+	p, err := StartSharq(ctx, bin, dir, 60*time.Second, overrideArgs(overrides)...)
 	if err != nil {
 		t.Fatalf("final restart: %v", err)
 	}
@@ -534,7 +534,7 @@ func soakConns(ctx context.Context, t *testing.T, bin string) {
 func soakOversized(ctx context.Context, t *testing.T, bin string) {
 	const conns, declared, sent = 10, 100 << 20, 50 << 20
 	const timeout = 3 * time.Second
-	p, err := StartSharq(ctx, bin, t.TempDir(), 60*time.Second,
+	p, err := StartSharq(ctx, bin, t.TempDir(), 60*time.Second, "--override",
 		fmt.Sprintf("sharq.request.read.timeout.ms=%d", timeout.Milliseconds()))
 	if err != nil {
 		t.Fatal(err)
@@ -610,4 +610,13 @@ func soakOversized(ctx context.Context, t *testing.T, bin string) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// overrideArgs turns key=value settings into StartSharq's --override arguments.
+func overrideArgs(kv []string) []string {
+	args := make([]string, 0, 2*len(kv))
+	for _, o := range kv {
+		args = append(args, "--override", o)
+	}
+	return args
 }

@@ -125,9 +125,11 @@ func FuzzImageDecode(f *testing.F) {
 		checkImageBytes(t, data)
 		// Also as a payload with a valid header and checksum, so the fuzzer
 		// reaches the field decoders instead of the CRC check.
-		framed := append([]byte(imageMagic+"\x01"), data...)
-		framed = binary.BigEndian.AppendUint32(framed, crc32.Checksum(data, crc32c))
-		checkImageBytes(t, framed)
+		for _, v := range []string{"\x01", "\x02"} { // version 2 adds the security sections
+			framed := append([]byte(imageMagic+v), data...)
+			framed = binary.BigEndian.AppendUint32(framed, crc32.Checksum(data, crc32c))
+			checkImageBytes(t, framed)
+		}
 	})
 }
 
