@@ -36,7 +36,9 @@ type conn struct {
 	// fetchBuf holds record bytes read for the current Fetch; it is reused
 	// because the response is written before the next request is handled.
 	fetchBuf []byte
-	recw     recordsWriter // Fetch and ShareFetch answers: recordswrite.go
+	// share is the reused memory of ShareFetch and ShareAcknowledge.
+	share *shareScratch
+	recw  recordsWriter // Fetch and ShareFetch answers: recordswrite.go
 
 	closeOnce sync.Once
 }

@@ -51,46 +51,34 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	img := c.s.meta.Image()
-	st.mu.Lock()
-	parts := make([]*sharePart, 0, len(st.parts))
-	for _, p := range st.parts {
-		parts = append(parts, p)
+	// Copy under the coordinator's lock, build metrics (labels can fail)
+	// with no lock held.
+	type members struct {
+		group string
+		n     int
 	}
-	for _, id := range st.coord.GroupIDs() {
-		ch <- prometheus.MustNewConstMetric(descShareMembers, prometheus.GaugeValue, float64(len(st.coord.Group(id).Members)), id)
+	var groups []members
+	st.WithCoordinator(func(co *share.Coordinator) {
+		for _, id := range co.GroupIDs() {
+			groups = append(groups, members{id, len(co.Group(id).Members)})
+		}
+	})
+	for _, g := range groups {
+		ch <- prometheus.MustNewConstMetric(descShareMembers, prometheus.GaugeValue, float64(g.n), g.group)
 	}
-	st.mu.Unlock()
-	for _, p := range parts {
-		t := img.TopicsByID[raftmeta.UUID(p.key.topicID)]
-		if t == nil {
+	for _, v := range st.Partitions(0) {
+		t := img.TopicsByID[raftmeta.UUID(v.Key.TopicID)]
+		if t == nil || !v.Initialised {
 			continue
 		}
-		hw := int64(-1)
-		if pt := c.s.partitionFor(t.Name, p.key.partition); pt != nil {
-			hw = pt.log.HighWatermark()
-		}
-		p.mu.Lock()
-		var sum share.Summary
-		initialised := p.sp.Initialised()
-		if initialised {
-			sum = p.sp.Summary()
-		}
-		lag := int64(-1)
-		if initialised && hw >= 0 {
-			lag = p.sp.Lag(hw)
-		}
-		stats := p.sp.Stats()
-		p.mu.Unlock()
-		if !initialised {
-			continue
-		}
-		labels := []string{p.key.group, t.Name, strconv.Itoa(int(p.key.partition))}
+		sum, stats := v.Summary, v.Stats
+		labels := []string{v.Key.Group, t.Name, strconv.Itoa(int(v.Key.Partition))}
 		ch <- prometheus.MustNewConstMetric(descShareSPSO, prometheus.GaugeValue, float64(sum.StartOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareSPEO, prometheus.GaugeValue, float64(sum.EndOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareAcquired, prometheus.GaugeValue, float64(sum.Acquired), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareAvail, prometheus.GaugeValue, float64(sum.Available), labels...)
-		if lag >= 0 {
-			ch <- prometheus.MustNewConstMetric(descShareLag, prometheus.GaugeValue, float64(lag), labels...)
+		if v.Lag >= 0 {
+			ch <- prometheus.MustNewConstMetric(descShareLag, prometheus.GaugeValue, float64(v.Lag), labels...)
 		}
 		ch <- prometheus.MustNewConstMetric(descShareDeliveries, prometheus.CounterValue, float64(stats.Deliveries), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareRedeliveries, prometheus.CounterValue, float64(stats.Redeliveries), labels...)

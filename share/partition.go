@@ -535,12 +535,12 @@ func (p *SharePartition) Acknowledge(member string, now time.Time, batches []Ack
 	return eff, nil
 }
 
-func (p *SharePartition) validateAcks(member string, batches []AckBatch) error {
+// checkAckBatches is the one structural check of a partition's
+// acknowledgement batches (ordered, non-overlapping, one type or one per
+// offset, known types; RENEW only in a renew request): ErrInvalidRequest,
+// as Kafka's handler answers before it touches record state.
+func checkAckBatches(batches []AckBatch, renewAllowed bool) error {
 	prevLast := int64(math.MinInt64)
-	maxTracked := p.speo
-	if n := len(p.ranges); n > 0 {
-		maxTracked = max(maxTracked, p.ranges[n-1].last)
-	}
 	for bi := range batches {
 		ab := &batches[bi]
 		if ab.FirstOffset > ab.LastOffset || ab.FirstOffset < 0 {
@@ -554,12 +554,38 @@ func (p *SharePartition) validateAcks(member string, batches []AckBatch) error {
 			return fmt.Errorf("%w: %d acknowledge types for %d-%d", ErrInvalidRequest, len(ab.Types), ab.FirstOffset, ab.LastOffset)
 		}
 		for _, t := range ab.Types {
-			if t < AckGap || t > AckRenew {
+			if t < AckGap || t > AckRenew || (t == AckRenew && !renewAllowed) {
 				return fmt.Errorf("%w: acknowledge type %d", ErrInvalidRequest, t)
 			}
-			if t == AckRenew && p.cfg.RenewDisabled {
-				return fmt.Errorf("%w: renew acknowledgements are disabled", ErrInvalidRecordState)
+		}
+	}
+	return nil
+}
+
+func (p *SharePartition) validateAcks(member string, batches []AckBatch) error {
+	// Whether RENEW may appear is the request's business (the Manager
+	// checks it with the request's IsRenewAck first).
+	if err := checkAckBatches(batches, true); err != nil {
+		return err
+	}
+	maxTracked := p.speo
+	if n := len(p.ranges); n > 0 {
+		maxTracked = max(maxTracked, p.ranges[n-1].last)
+	}
+	for bi := range batches {
+		ab := &batches[bi]
+		if p.cfg.RenewDisabled {
+			for _, t := range ab.Types {
+				if t == AckRenew {
+					return fmt.Errorf("%w: renew acknowledgements are disabled", ErrInvalidRecordState)
+				}
 			}
+		}
+		if len(p.ranges) == 0 {
+			// Kafka: no floor batch in the cache ("Batch record not
+			// found. The request batch offsets are not found in the
+			// cache."), e.g. offsets never acquired.
+			return fmt.Errorf("%w: batch record %d-%d not found", ErrInvalidRecordState, ab.FirstOffset, ab.LastOffset)
 		}
 		if ab.LastOffset > maxTracked {
 			return fmt.Errorf("%w: offsets %d-%d beyond the in-flight end %d", ErrInvalidRequest, ab.FirstOffset, ab.LastOffset, maxTracked)
