@@ -48,7 +48,9 @@ func (l *memLog) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) 
 	}
 	return dst, nil
 }
-func (l *memLog) OffsetForTimestamp(int64) (int64, int64, error) { return -1, -1, errors.New("no index") }
+func (l *memLog) OffsetForTimestamp(int64) (int64, int64, error) {
+	return -1, -1, errors.New("no index")
+}
 func (l *memLog) Watch(ch chan struct{}) {
 	l.mu.Lock()
 	if l.watches == nil {
