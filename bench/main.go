@@ -34,6 +34,7 @@ func main() {
 	big := flag.Bool("big", false, "also measure sharq's RSS with 10 GB stored (full mode; needs 25 GB free)")
 	workdir := flag.String("workdir", "", "scratch directory for data dirs and binaries (default: a temp dir, removed after)")
 	sharqBin := flag.String("sharq-bin", "", "measure this sharq binary instead of a release build of ./cmd/sharq")
+	baseBin := flag.String("base-bin", "", "broker \"sharq-base\" (name it in -brokers): this sharq binary, e.g. built from main, measured in the same interleaved runs as sharq, with a sharq/sharq-base ratio column")
 	verbose := flag.Bool("v", false, "debug logging")
 	only := flag.String("only", "", "run only the workloads whose name matches this regexp, and no start-up or memory series unless it matches \"start-up\" (for iterating, not for a report)")
 	shareRecords := flag.Int("share-records", 0, "records each accept-all share-group run consumes (default 1000000, quick 3000)")
@@ -62,6 +63,7 @@ func main() {
 	cfg.Big = *big && !*quick
 	cfg.WorkDir = *workdir
 	cfg.SharqBin = *sharqBin
+	cfg.BaseBin = *baseBin
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {
