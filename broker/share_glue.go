@@ -57,8 +57,12 @@ func (s *Server) shareSettings(group string) share.Settings {
 		RenewEnabled:      true,
 		MaxSessions:       int(c.GroupShareMaxShareSessions),
 		FetchMaxBytes:     int(c.FetchMaxBytes),
+		DLQAutoCreate:     c.ErrorsDLQAutoCreateTopicsEnable,
+		DLQPrefix:         c.ErrorsDLQTopicNamePrefix,
 	}
-	return base.WithOverrides(s.meta.Image().GroupConfigs[group])
+	img := s.meta.Image()
+	base.DLQEnabled = img.Features["share.version"] >= 2
+	return base.WithOverrides(img.GroupConfigs[group])
 }
 
 // shareLogs is share.Logs over this node's partitions.
@@ -103,6 +107,7 @@ func (s *Server) newShareManager(persister share.Persister) (*share.Manager, err
 		Logs:      shareLogs{s},
 		Settings:  s.shareSettings,
 		Logger:    s.logger.With("component", "share"),
+		DLQ:       shareDLQ{s},
 	})
 }
 

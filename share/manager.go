@@ -24,6 +24,9 @@ import (
 //     The persister is never called under it: state is staged under part.mu
 //     and written under part.wmu alone.
 //  4. the log partition's own locks (PartitionLog calls, its waiters).
+//  5. the dead-letter queue's mutex (a leaf: queued from under part.mu).
+//     Dead-letter writes themselves run on the queue's goroutine with no
+//     lock held.
 //
 // A goroutine may skip levels but never takes a lower-numbered lock while
 // holding a higher one. Manager.mu and part.mu are never held together
@@ -41,6 +44,12 @@ type Manager struct {
 	parts    map[Key]*part
 	// expiry is the one timer for member session timeouts.
 	expiry Timer
+
+	dlq  DLQ       // nil: no dead-letter queues
+	dlqq *dlqQueue // the dead-letter worker (dlq.go)
+	// dlqDone, when set (tests), runs after each dead-letter attempt with
+	// whether the range settled.
+	dlqDone func(r ArchivingRange, settled bool)
 }
 
 // Logs is how the Manager reaches the partition logs of this node.
@@ -78,6 +87,8 @@ type Options struct {
 	Settings func(group string) Settings
 	Clock    Clock        // nil: RealClock
 	Logger   *slog.Logger // nil: slog.Default
+	// DLQ writes dead-letter records (KIP-1191); nil turns them off.
+	DLQ DLQ
 }
 
 // NewManager sets up share groups; groups with persisted state exist again
@@ -98,6 +109,7 @@ func NewManager(o Options) (*Manager, error) {
 		coord:     NewCoordinator(),
 		sessions:  map[sessionKey]*session{},
 		parts:     map[Key]*part{},
+		dlq:       o.DLQ,
 	}
 	groups, err := o.Persister.Groups()
 	if err != nil {
@@ -105,6 +117,9 @@ func NewManager(o Options) (*Manager, error) {
 	}
 	for _, g := range groups {
 		m.coord.EnsureGroup(g)
+	}
+	if m.dlq != nil {
+		m.startDLQ()
 	}
 	return m, nil
 }
@@ -142,6 +157,10 @@ type part struct {
 	release []InFlightRange
 	// bytesPerOffset of the last log read, to size the next (readSize).
 	bytesPerOffset float64
+	// dlqQueued are the Archiving ranges whose dead-letter writes are
+	// queued or running; archScratch is reused to list them.
+	dlqQueued   []ArchivingRange
+	archScratch []ArchivingRange
 	// staged is the latest state snapshot to write, stagedSeq its number
 	// (both under mu); see commit.
 	staged    State
@@ -159,28 +178,42 @@ type part struct {
 // creating it uninitialised. Callers hold no share-partition lock.
 func (m *Manager) part(key Key) (*part, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	p, loaded, err := m.partLocked(key)
+	m.mu.Unlock()
+	if loaded && p != nil {
+		// Archiving ranges of a loaded state: their dead-letter writes
+		// may not have happened (a crash in the Archiving window).
+		p.mu.Lock()
+		m.scheduleDLQLocked(p)
+		p.mu.Unlock()
+	}
+	return p, err
+}
+
+// partLocked is part under m.mu; loaded reports a state read from the
+// persister.
+func (m *Manager) partLocked(key Key) (_ *part, loaded bool, _ error) {
 	if p := m.parts[key]; p != nil {
-		return p, nil
+		return p, false, nil
 	}
 	cfg := m.settings(key.Group).PartitionConfig()
 	p := &part{key: key}
 	var saved State
 	found, err := m.persister.Load(key, &saved)
 	if err != nil {
-		return nil, fmt.Errorf("load share-partition %s: %w", key, err)
+		return nil, false, fmt.Errorf("load share-partition %s: %w", key, err)
 	}
 	if found {
 		sp, err := Restore(cfg, &saved)
 		if err != nil {
-			return nil, fmt.Errorf("restore share-partition %s: %w", key, err)
+			return nil, false, fmt.Errorf("restore share-partition %s: %w", key, err)
 		}
 		p.sp = sp
 	} else {
 		p.sp = New(cfg)
 	}
 	m.parts[key] = p
-	return p, nil
+	return p, found, nil
 }
 
 // loaded is the share-partition for key if it is in memory.
@@ -253,6 +286,9 @@ func (m *Manager) commit(p *part, w pendingWrite) error {
 func (m *Manager) afterLocked(p *part, eff Effects) {
 	if eff.Available || eff.SPSOMoved {
 		p.wakeLocked()
+	}
+	if eff.Archiving {
+		m.scheduleDLQLocked(p)
 	}
 	m.armLocked(p)
 }
@@ -370,6 +406,7 @@ func (m *Manager) initLocked(p *part, lg PartitionLog, st *Settings) pendingWrit
 // Close stops the share timers and makes pending share state durable; it
 // runs before the state store closes.
 func (m *Manager) Close() error {
+	m.stopDLQ()
 	m.mu.Lock()
 	if m.expiry != nil {
 		m.expiry.Stop()

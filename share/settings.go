@@ -2,6 +2,7 @@ package share
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,6 +19,13 @@ type Settings struct {
 	AutoOffsetReset   string        // share.auto.offset.reset
 	ReadCommitted     bool          // share.isolation.level=read_committed
 	RenewEnabled      bool          // share.renew.acknowledge.enable
+
+	// Dead-letter queues (KIP-1191).
+	DLQEnabled    bool   // share.version >= 2
+	DLQTopic      string // errors.deadletterqueue.topic.name (group)
+	DLQCopy       bool   // errors.deadletterqueue.copy.record.enable (group)
+	DLQAutoCreate bool   // errors.deadletterqueue.auto.create.topics.enable (broker)
+	DLQPrefix     string // errors.deadletterqueue.topic.name.prefix (broker)
 
 	// Broker-wide limits a ShareFetch obeys.
 	MaxSessions   int // group.share.max.share.sessions
@@ -55,6 +63,12 @@ func (s Settings) WithOverrides(overrides map[string]string) Settings {
 	if v := overrides["share.renew.acknowledge.enable"]; v == "false" {
 		s.RenewEnabled = false
 	}
+	if v, ok := overrides["errors.deadletterqueue.topic.name"]; ok {
+		s.DLQTopic = strings.TrimSpace(v)
+	}
+	if v := overrides["errors.deadletterqueue.copy.record.enable"]; v == "true" {
+		s.DLQCopy = true
+	}
 	return s
 }
 
@@ -66,6 +80,7 @@ func (s Settings) PartitionConfig() Config {
 		MaxRecordLocks:     s.MaxRecordLocks,
 		ReadCommitted:      s.ReadCommitted,
 		RenewDisabled:      !s.RenewEnabled,
+		DLQ:                s.DLQEnabled && s.DLQTopic != "",
 	}
 }
 
