@@ -30,7 +30,7 @@ func dlqHeaders(r *kgo.Record) string {
 // back, and the SPSO passes it once its write settled.
 func TestShareDLQReject(t *testing.T) {
 	t.Parallel()
-	b := brokertest.New(t)
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.MetricsListener = "127.0.0.1:0" }))
 	adm := newAdmin(t, b)
 	const topic, group, dlq = "orders", "dlq-reject", "dlq.orders"
 	mustCreateTopic(t, adm, topic, 3, nil)
@@ -77,6 +77,17 @@ func TestShareDLQReject(t *testing.T) {
 	// The SPSO passes the record once its write settled (Archiving ->
 	// Archived): both records are done.
 	waitSPSO(t, ctx, b, group, topic, 2, 2)
+	page := scrapeMetrics(t, b)
+	labels := `{group="` + group + `",topic="` + topic + `"}`
+	for series, want := range map[string]float64{
+		"sharq_share_dlq_records_total" + labels:  1,
+		"sharq_share_dlq_failures_total" + labels: 0,
+		"sharq_share_partition_archiving_records" + `{group="` + group + `",partition="2",topic="` + topic + `"}`: 0,
+	} {
+		if got, ok := metricValue(page, series); !ok || got != want {
+			t.Errorf("%s = %v (found %v), want %v", series, got, ok, want)
+		}
+	}
 }
 
 // TestShareDLQReleaseToLimit: a record released on its last permitted

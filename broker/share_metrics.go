@@ -31,13 +31,23 @@ var (
 		"Records acknowledged with Reject (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
 	descShareLockExpiries = prometheus.NewDesc("sharq_share_partition_lock_expiries_total",
 		"Records whose acquisition lock expired (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
+	descShareArchiving = prometheus.NewDesc("sharq_share_partition_archiving_records",
+		"Records in the Archiving state: waiting for their dead-letter write (KIP-1191).", shareLabels, nil)
+
+	// Dead-letter writes per share group and source topic (since start).
+	dlqLabels         = []string{"group", "topic"}
+	descShareDLQWrite = prometheus.NewDesc("sharq_share_dlq_records_total",
+		"Records written to the share group's dead-letter topic (KIP-1191), by source topic (since start).", dlqLabels, nil)
+	descShareDLQFail = prometheus.NewDesc("sharq_share_dlq_failures_total",
+		"Records archived without a dead-letter write: misconfigured DLQ or retries exhausted (since start).", dlqLabels, nil)
 )
 
 type shareCollector struct{ s *Server }
 
 func (c shareCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descShareSPSO, descShareSPEO, descShareAcquired, descShareAvail, descShareLag, descShareMembers,
-		descShareDeliveries, descShareRedeliveries, descShareArchivedByLimit, descShareRejected, descShareLockExpiries} {
+		descShareDeliveries, descShareRedeliveries, descShareArchivedByLimit, descShareRejected, descShareLockExpiries,
+		descShareArchiving, descShareDLQWrite, descShareDLQFail} {
 		ch <- d
 	}
 }
@@ -85,5 +95,10 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShareArchivedByLimit, prometheus.CounterValue, float64(stats.ArchivedByLimit), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareRejected, prometheus.CounterValue, float64(stats.Rejected), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareLockExpiries, prometheus.CounterValue, float64(stats.LockExpiries), labels...)
+		ch <- prometheus.MustNewConstMetric(descShareArchiving, prometheus.GaugeValue, float64(sum.Archiving), labels...)
+	}
+	for _, d := range st.DLQStats() {
+		ch <- prometheus.MustNewConstMetric(descShareDLQWrite, prometheus.CounterValue, float64(d.Records), d.Group, d.Topic)
+		ch <- prometheus.MustNewConstMetric(descShareDLQFail, prometheus.CounterValue, float64(d.Failures), d.Group, d.Topic)
 	}
 }

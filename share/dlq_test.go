@@ -159,6 +159,11 @@ func TestDLQRedrivenAfterCrash(t *testing.T) {
 	// flushed (the held Append is released only at the end, into a
 	// DLQ nobody reads).
 	defer close(held.hold)
+	// What metrics and /ui read shows the range Archiving meanwhile.
+	views := m1.Partitions(10)
+	if len(views) != 1 || views[0].Summary.Archiving != 1 || fmt.Sprint(views[0].Window[0].State) != "Archiving" {
+		t.Fatalf("view while the write is held: %+v", views)
+	}
 
 	d := &fakeDLQ{exists: true, enabled: true}
 	m2, events := newDLQManager(t, persisted, d, clock, lg)

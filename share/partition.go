@@ -781,6 +781,7 @@ type Summary struct {
 	DeliveryCompleteCount int64
 	Acquired              int64 // offsets currently Acquired
 	Available             int64 // offsets Available inside the window
+	Archiving             int64 // offsets waiting for their dead-letter write
 }
 
 // Summary returns counters over the in-flight cache.
@@ -793,6 +794,8 @@ func (p *SharePartition) Summary() Summary {
 			s.Acquired += r.len()
 		case r.state == Available && r.last >= p.spso:
 			s.Available += r.last - max(r.first, p.spso) + 1
+		case r.state == Archiving:
+			s.Archiving += r.len()
 		case r.state.Terminal() && r.last >= p.spso:
 			s.DeliveryCompleteCount += r.last - max(r.first, p.spso) + 1
 		}
