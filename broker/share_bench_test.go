@@ -27,7 +27,7 @@ func newShareFetchBench(tb testing.TB, batches int) *shareFetchBench {
 	p := s.partitionFor("bench", 0)
 	batch := benchBatch(10, 100)
 	for i := 0; i < batches; i++ {
-		if _, err := p.log.Append(append([]byte(nil), batch...), 0); err != nil {
+		if _, err := p.log().Append(append([]byte(nil), batch...), 0); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -95,7 +95,7 @@ func BenchmarkShareFetch(b *testing.B) {
 			p := fb.s.partitionFor("bench", 0)
 			batch := benchBatch(10, 100)
 			for j := 0; j < chunk; j++ {
-				if _, err := p.log.Append(append([]byte(nil), batch...), 0); err != nil {
+				if _, err := p.log().Append(append([]byte(nil), batch...), 0); err != nil {
 					b.Fatal(err)
 				}
 			}

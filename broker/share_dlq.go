@@ -64,9 +64,14 @@ func (d shareDLQ) SourceRecords(topicID [16]byte, partition int32, first, last i
 	if pt == nil {
 		return nil, fmt.Errorf("source partition %s-%d not here", t.Name, partition)
 	}
+	l, err := pt.acquire()
+	if err != nil {
+		return nil, fmt.Errorf("source partition %s-%d: %w", t.Name, partition, err)
+	}
+	defer pt.release()
 	out := map[int64]share.SourceRecord{}
 	for off := first; off <= last; {
-		data, err := pt.log.Read(off, 1<<20, nil)
+		data, err := l.Read(off, 1<<20, nil)
 		if err != nil {
 			return out, fmt.Errorf("read %s-%d at %d: %w", t.Name, partition, off, err)
 		}
@@ -135,8 +140,13 @@ func (d shareDLQ) Append(topic string, partition int32, recs []share.DLQRecord) 
 	if pt == nil {
 		return fmt.Errorf("%w: %s-%d", errDLQNoPartition, topic, partition)
 	}
+	l, err := pt.acquire()
+	if err != nil {
+		return fmt.Errorf("dead-letter partition %s-%d: %w", topic, partition, err)
+	}
+	defer pt.release()
 	batch := encodeDLQBatch(recs)
-	if _, err := pt.log.Append(batch, t.Partitions[partition].LeaderEpoch); err != nil {
+	if _, err := l.Append(batch, t.Partitions[partition].LeaderEpoch); err != nil {
 		return fmt.Errorf("append to %s-%d (%d): %w", topic, partition, log.ErrorCode(err), err)
 	}
 	pt.wake()

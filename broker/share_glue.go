@@ -90,14 +90,52 @@ func (shareLogs) ReadErrorCode(err error) int16 {
 	return log.ErrorCode(err)
 }
 
-// share.PartitionLog, read by the share manager.
-func (p *partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
-func (p *partition) HighWatermark() int64  { return p.log.HighWatermark() }
-func (p *partition) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
-	return p.log.Read(offset, maxBytes, dst)
+// share.PartitionLog, read by the share manager: Pin/Unpin around reads
+// (a partition whose log cannot be served answers KAFKA_STORAGE_ERROR);
+// the offsets also answer unpinned, from the last open log (-1 if never
+// opened).
+
+func (p *partition) Pin() error {
+	_, err := p.acquire()
+	return err
 }
+
+func (p *partition) Unpin() { p.release() }
+
+func (p *partition) LogStartOffset() int64 {
+	if l := p.log(); l != nil {
+		return l.LogStartOffset()
+	}
+	if st, ok := p.stats(); ok {
+		return st.LogStartOffset
+	}
+	return -1
+}
+
+func (p *partition) HighWatermark() int64 {
+	if l := p.log(); l != nil {
+		return l.HighWatermark()
+	}
+	if st, ok := p.stats(); ok {
+		return st.HighWatermark
+	}
+	return -1
+}
+
+func (p *partition) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
+	l := p.log()
+	if l == nil {
+		return dst, log.ErrClosed
+	}
+	return l.Read(offset, maxBytes, dst)
+}
+
 func (p *partition) OffsetForTimestamp(ts int64) (int64, int64, error) {
-	return p.log.OffsetForTimestamp(ts)
+	l := p.log()
+	if l == nil {
+		return -1, -1, log.ErrClosed
+	}
+	return l.OffsetForTimestamp(ts)
 }
 
 // newShareManager sets up share groups on the persister.

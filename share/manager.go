@@ -72,6 +72,11 @@ type PartitionLog interface {
 	// (the first batch whole even if bigger), to dst.
 	Read(offset int64, maxBytes int32, dst []byte) ([]byte, error)
 	OffsetForTimestamp(ts int64) (offset, timestamp int64, err error)
+	// Pin keeps the log open (and says why it cannot be served) until
+	// Unpin; the reads above need it, the offsets answer without (-1 when
+	// unknown).
+	Pin() error
+	Unpin()
 	// Watch registers ch for one non-blocking send at the next append;
 	// Unwatch removes it.
 	Watch(ch chan struct{})

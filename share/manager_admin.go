@@ -75,7 +75,9 @@ func (m *Manager) Offsets(k Key) (spso, lag int64, ok bool) {
 	}
 	lag = -1
 	if lg, _ := m.logs.Partition(k.TopicID, k.Partition); lg != nil {
-		lag = sp.Lag(lg.HighWatermark())
+		if hw := lg.HighWatermark(); hw >= 0 {
+			lag = sp.Lag(hw)
+		}
 	}
 	return sp.StartOffset(), lag, true
 }

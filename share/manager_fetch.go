@@ -567,6 +567,13 @@ func (m *Manager) acquireAll(req *FetchRequest, st *Settings, sc *Scratch, shift
 // returns how many offsets it acquired. Log bytes are read into sc.buf
 // (appended).
 func (m *Manager) acquire(member string, r *PartitionResult, st *Settings, areq AcquireRequest, maxBytes int, sc *Scratch) (int64, int16) {
+	if err := r.log.Pin(); err != nil {
+		if code := m.logs.ReadErrorCode(err); code != 0 {
+			return 0, code
+		}
+		return 0, codeKafkaStorage
+	}
+	defer r.log.Unpin()
 	p := r.p
 	p.mu.Lock()
 	p.sp.SetConfig(st.PartitionConfig())

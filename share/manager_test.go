@@ -176,3 +176,6 @@ func TestManagerParkAndReleaseConn(t *testing.T) {
 		t.Fatalf("after the connection closed b got %+v, want 0-4 delivery 1", r.Acquired)
 	}
 }
+
+func (l *memLog) Pin() error { return nil }
+func (l *memLog) Unpin()     {}
