@@ -5,7 +5,8 @@
 //
 // A SharePartition is one (group, topic-partition): SPSO, SPEO and an
 // ordered set of in-flight offset ranges, each Available, Acquired,
-// Acknowledged or Archived with a delivery count and, while Acquired, an
+// Acknowledged, Archiving (waiting for a dead-letter write) or Archived
+// with a delivery count and, while Acquired, an
 // owner member and a lock deadline. It is a pure state machine: the clock
 // comes in as an argument, it does no I/O and starts no goroutines, and
 // every mutating call returns Effects (SPSO moved, records became
