@@ -67,6 +67,10 @@ var scenarios = []scenario{
 	// headers included, must be what Kafka 4.4 writes.
 	{name: "share-dlq", run: scenarioShareCheck("kafka-"+KafkaVersion, "kafka-clients-"+KafkaVersion+".jar", KafkaVersion, true, true),
 		requires: append([]int16{19, 1}, shareCheckAPIs...)}, // CreateTopics, Fetch (reading the DLQ back)
+	{name: "share-dlq-console", run: scenarioShareDLQConsole, requires: []int16{
+		1, 19, 44, // Fetch, CreateTopics, group configs
+		76, 78, 79, // ShareGroupHeartbeat, ShareFetch, ShareAcknowledge
+	}},
 	// The Strimzi demo (sharedemo_test.go): three console share consumers.
 	{name: "share-demo", run: scenarioShareDemo, requires: []int16{
 		10, 44, // coordinator, group config

@@ -195,3 +195,34 @@ func scenarioShareCheck(set, clientsJar, version string, renew, dlq bool) func(t
 		}
 	}
 }
+
+// scenarioShareDLQConsole: kafka-console-share-consumer.sh with --reject
+// fills the group's dead-letter topic, which kafka-console-consumer.sh
+// --property print.headers=true then prints: Kafka 4.4's headers and texts,
+// key and value null (copy off), one record per rejected offset in order.
+func scenarioShareDLQConsole(t *testing.T, tg Target) {
+	const topic, group, dlq = "interop-dlq-console", "interop-dlq-console", "dlq.interop-dlq-console"
+	mustTool(t, tg, "share-dlq-console/create", "", ClassTopics,
+		args(tg, "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")...)
+	mustTool(t, tg, "share-dlq-console/create-dlq", "", ClassTopics,
+		args(tg, "--create", "--topic", dlq, "--partitions", "1", "--replication-factor", "1",
+			"--config", "errors.deadletterqueue.group.enable=true")...)
+	mustTool(t, tg, "share-dlq-console/config", "", ClassConfigs,
+		args(tg, "--alter", "--entity-type", "groups", "--entity-name", group,
+			"--add-config", "share.auto.offset.reset=earliest,errors.deadletterqueue.topic.name="+dlq)...)
+	mustTool(t, tg, "share-dlq-console/produce", "a\nb\nc\n", ClassConsoleProducer, args(tg, "--topic", topic)...)
+	mustTool(t, tg, "share-dlq-console/reject", "", ClassConsoleShareConsume,
+		args(tg, "--topic", topic, "--group", group, "--reject", "--max-messages", "3", "--timeout-ms", "60000")...)
+	res := mustTool(t, tg, "share-dlq-console/read-dlq", "", ClassConsoleConsumer,
+		args(tg, "--topic", dlq, "--from-beginning", "--max-messages", "3", "--timeout-ms", "60000",
+			"--property", "print.headers=true", "--property", "print.key=true", "--property", "print.partition=true")...)
+	var want []string
+	for off := range 3 {
+		want = append(want, fmt.Sprintf("Partition:0\t__dlq.errors.topic:%s,__dlq.errors.partition:0,__dlq.errors.offset:%d,"+
+			"__dlq.errors.group:%s,__dlq.errors.delivery.count:1,__dlq.errors.message:Offset rejected by client.\tnull\tnull",
+			topic, off, group))
+	}
+	if got := strings.TrimSuffix(res.Stdout, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("dead-letter topic printed\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+}
