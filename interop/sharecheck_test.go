@@ -198,7 +198,7 @@ func scenarioShareCheck(set, clientsJar, version string, renew, dlq bool) func(t
 
 // scenarioShareDLQConsole: kafka-console-share-consumer.sh with --reject
 // fills the group's dead-letter topic, which kafka-console-consumer.sh
-// --property print.headers=true then prints: Kafka 4.4's headers and texts,
+// --property print.headers=true then prints (print.headers=true): Kafka 4.4's headers and texts,
 // key and value null (copy off), one record per rejected offset in order.
 func scenarioShareDLQConsole(t *testing.T, tg Target) {
 	const topic, group, dlq = "interop-dlq-console", "interop-dlq-console", "dlq.interop-dlq-console"
@@ -215,7 +215,7 @@ func scenarioShareDLQConsole(t *testing.T, tg Target) {
 		args(tg, "--topic", topic, "--group", group, "--reject", "--max-messages", "3", "--timeout-ms", "60000")...)
 	res := mustTool(t, tg, "share-dlq-console/read-dlq", "", ClassConsoleConsumer,
 		args(tg, "--topic", dlq, "--from-beginning", "--max-messages", "3", "--timeout-ms", "60000",
-			"--property", "print.headers=true", "--property", "print.key=true", "--property", "print.partition=true")...)
+			"--formatter-property", "print.headers=true", "--formatter-property", "print.key=true", "--formatter-property", "print.partition=true")...)
 	var want []string
 	for off := range 3 {
 		want = append(want, fmt.Sprintf("Partition:0\t__dlq.errors.topic:%s,__dlq.errors.partition:0,__dlq.errors.offset:%d,"+
