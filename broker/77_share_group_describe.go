@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/raftmeta"
@@ -33,6 +34,11 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
+		if !r.authorize(resGroup, id, opDescribe) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		var found bool
 		r.s.share.WithCoordinator(func(c *share.Coordinator) {
 			grp := c.Group(id)
@@ -50,6 +56,19 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 			g.GroupState = "Dead"
 			resp.Groups = append(resp.Groups, g)
 			continue
+		}
+		if req.IncludeAuthorizedOperations {
+			g.AuthorizedOperations = r.authorizedOperations(resGroup, id, groupAllOperations)
+		}
+		for _, m := range g.Members {
+			for _, tp := range m.Assignment.TopicPartitions {
+				if g.ErrorCode == 0 && !r.authorize(resTopic, tp.Topic, opDescribe) {
+					g.ErrorCode, g.ErrorMessage = kerr.TopicAuthorizationFailed.Code, kmsg.StringPtr(describedTopicsDenied)
+				}
+			}
+		}
+		if g.ErrorCode != 0 {
+			g.Members = nil
 		}
 		resp.Groups = append(resp.Groups, g)
 	}

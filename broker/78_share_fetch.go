@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/share"
@@ -80,8 +81,16 @@ func handleShareFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	if req.IsRenewAck && (req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0) {
 		return top(errInvalidRequest, "a renew-only request must have MaxBytes, MinBytes, MaxRecords and MaxWaitMs of 0")
 	}
+	if !r.authorize(resGroup, *req.GroupID, opRead) {
+		return top(kerr.GroupAuthorizationFailed.Code, "")
+	}
 	in := sc.Reset()
 	in.Group, in.Member, in.Conn = *req.GroupID, *req.MemberID, r.c
+	if r.s.authz != nil {
+		// Share groups need READ on every topic they fetch from or
+		// acknowledge (Kafka: TOPIC_AUTHORIZATION_FAILED per partition).
+		in.Readable = r.shareTopicReader()
+	}
 	in.Epoch, in.RenewOnly = req.ShareSessionEpoch, req.IsRenewAck
 	in.MaxWait = time.Duration(req.MaxWaitMillis) * time.Millisecond
 	in.MaxRecords, in.BatchSize, in.MaxBytes = int(req.MaxRecords), int(req.BatchSize), int(req.MaxBytes)

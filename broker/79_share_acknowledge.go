@@ -21,6 +21,7 @@ package broker
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -37,9 +38,16 @@ func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error
 		resp.ErrorCode = errInvalidRequest
 		return resp, nil
 	}
+	if !r.authorize(resGroup, *req.GroupID, opRead) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	sc := r.c.shareScratch()
 	in := sc.Reset()
 	in.Group, in.Member, in.Conn = *req.GroupID, *req.MemberID, r.c
+	if r.s.authz != nil {
+		in.Readable = r.shareTopicReader()
+	}
 	in.Epoch, in.RenewOnly = req.ShareSessionEpoch, req.IsRenewAck
 	for ti := range req.Topics {
 		t := &req.Topics[ti]

@@ -12,6 +12,7 @@ package broker
 import (
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -25,6 +26,10 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	if !r.s.shareGroupsEnabled() {
 		resp.ErrorCode = errUnsupportedVersion
+		return resp, nil
+	}
+	if !r.authorize(resGroup, req.GroupID, opRead) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
 	if err := r.s.share.PrepareReset(req.GroupID); err != nil {
@@ -44,6 +49,11 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 		for _, p := range t.Partitions {
 			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
+			if !r.authorize(resTopic, t.Topic, opRead) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			var pt *partition
 			if topic != nil {
 				pt = r.s.partitionFor(topic.Name, p.Partition)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/share"
@@ -25,6 +26,10 @@ func handleDeleteShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	if !r.s.shareGroupsEnabled() {
 		resp.ErrorCode = errUnsupportedVersion
+		return resp, nil
+	}
+	if !r.authorize(resGroup, req.GroupID, opDelete) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
 	st := r.s.share
@@ -51,6 +56,11 @@ func handleDeleteShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response
 			rt.TopicID = topic.ID
 		}
 		deleted := 0
+		if !r.authorize(resTopic, t.Topic, opRead) {
+			rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if topic != nil {
 			for _, k := range keys {
 				if k.TopicID != [16]byte(topic.ID) {

@@ -103,10 +103,7 @@ func BenchmarkHandleFetch(b *testing.B) {
 	p := s.partitionFor("bench", 0)
 	batch := benchBatch(10, 100)
 	for i := 0; i < 1000; i++ {
-		cp := append([]byte(nil), batch...)
-		if _, err := p.log().Append(cp, 0); err != nil {
-			b.Fatal(err)
-		}
+		benchAppend(b, p, batch)
 	}
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = 12

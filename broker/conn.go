@@ -45,6 +45,7 @@ type conn struct {
 	cur      request
 	clientID string
 	recw     recordsWriter // Fetch and ShareFetch answers: recordswrite.go
+	auth     connAuth      // principal and SASL state: auth.go
 
 	closeOnce sync.Once
 }
@@ -89,6 +90,9 @@ func (c *conn) close() {
 func (c *conn) serve() {
 	defer c.s.connDone(c)
 	defer c.close()
+	if !c.startSecurity() {
+		return
+	}
 	go c.readLoop()
 	c.processLoop()
 	// A frame read but never handled still holds its reserved bytes; the
@@ -277,6 +281,9 @@ func (c *conn) processLoop() {
 // handleFrame decodes, dispatches and answers one request frame.
 func (c *conn) handleFrame(frame []byte) error {
 	start := time.Now()
+	if c.auth.raw {
+		return c.rawSASL(frame)
+	}
 	key := int16(binary.BigEndian.Uint16(frame[0:]))
 	version := int16(binary.BigEndian.Uint16(frame[2:]))
 	corr := int32(binary.BigEndian.Uint32(frame[4:]))
@@ -312,6 +319,9 @@ func (c *conn) handleFrame(frame []byte) error {
 			return c.writeResponse(r, unsupportedAPIVersions(), 0, start, len(frame)+4)
 		}
 		return fmt.Errorf("unsupported version %d of %s (supported %d-%d)", version, kmsg.NameForKey(key), api.minVersion, api.maxVersion)
+	}
+	if err := c.checkAuth(key); err != nil {
+		return err
 	}
 
 	if !coordinatorFree[key] {
@@ -363,7 +373,10 @@ func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int
 		c.s.metrics.observe(key, start, inBytes, 0)
 		return nil
 	}
-	return c.writeResponse(r, resp, version, start, inBytes)
+	if err := c.writeResponse(r, resp, version, start, inBytes); err != nil {
+		return err
+	}
+	return c.auth.closeAfter // a failed authentication is answered, then closed
 }
 
 // writeResponse encodes the response header and body into the reused buffer

@@ -27,9 +27,7 @@ func newShareFetchBench(tb testing.TB, batches int) *shareFetchBench {
 	p := s.partitionFor("bench", 0)
 	batch := benchBatch(10, 100)
 	for i := 0; i < batches; i++ {
-		if _, err := p.log().Append(append([]byte(nil), batch...), 0); err != nil {
-			tb.Fatal(err)
-		}
+		benchAppend(tb, p, batch)
 	}
 	group, member := "bench-group", "bench-member-0000000000000000000000"
 	if err := s.meta.AlterGroupConfigs(context.Background(), group, map[string]string{"share.auto.offset.reset": "earliest"}, nil); err != nil {
@@ -95,9 +93,7 @@ func BenchmarkShareFetch(b *testing.B) {
 			p := fb.s.partitionFor("bench", 0)
 			batch := benchBatch(10, 100)
 			for j := 0; j < chunk; j++ {
-				if _, err := p.log().Append(append([]byte(nil), batch...), 0); err != nil {
-					b.Fatal(err)
-				}
+				benchAppend(b, p, batch)
 			}
 			left = chunk
 			b.StartTimer()
@@ -213,9 +209,7 @@ func BenchmarkShareFetchFrame(b *testing.B) {
 			p := fb.s.partitionFor("bench", 0)
 			batch := benchBatch(10, 100)
 			for j := 0; j < chunk; j++ {
-				if _, err := p.log().Append(append([]byte(nil), batch...), 0); err != nil {
-					b.Fatal(err)
-				}
+				benchAppend(b, p, batch)
 			}
 			left = chunk
 		}
@@ -233,5 +227,18 @@ func BenchmarkShareFetchFrame(b *testing.B) {
 		req.ShareSessionEpoch++
 		fb.next += 10
 		left--
+	}
+}
+
+// benchAppend appends a copy of batch to p's log (pinned for the append).
+func benchAppend(tb testing.TB, p *partition, batch []byte) {
+	tb.Helper()
+	l, err := p.acquire()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer p.release()
+	if _, err := l.Append(append([]byte(nil), batch...), 0); err != nil {
+		tb.Fatal(err)
 	}
 }

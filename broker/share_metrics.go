@@ -74,7 +74,7 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	})
 	for _, g := range groups {
-		ch <- prometheus.MustNewConstMetric(descShareMembers, prometheus.GaugeValue, float64(g.n), g.group)
+		ch <- prometheus.MustNewConstMetric(descShareMembers, prometheus.GaugeValue, float64(g.n), labelValue(g.group))
 	}
 	for _, v := range st.Partitions(0) {
 		t := img.TopicsByID[raftmeta.UUID(v.Key.TopicID)]
@@ -82,7 +82,7 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		sum, stats := v.Summary, v.Stats
-		labels := []string{v.Key.Group, t.Name, strconv.Itoa(int(v.Key.Partition))}
+		labels := []string{labelValue(v.Key.Group), labelValue(t.Name), strconv.Itoa(int(v.Key.Partition))}
 		ch <- prometheus.MustNewConstMetric(descShareSPSO, prometheus.GaugeValue, float64(sum.StartOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareSPEO, prometheus.GaugeValue, float64(sum.EndOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareAcquired, prometheus.GaugeValue, float64(sum.Acquired), labels...)
@@ -98,7 +98,7 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShareArchiving, prometheus.GaugeValue, float64(sum.Archiving), labels...)
 	}
 	for _, d := range st.DLQStats() {
-		ch <- prometheus.MustNewConstMetric(descShareDLQWrite, prometheus.CounterValue, float64(d.Records), d.Group, d.Topic)
-		ch <- prometheus.MustNewConstMetric(descShareDLQFail, prometheus.CounterValue, float64(d.Failures), d.Group, d.Topic)
+		ch <- prometheus.MustNewConstMetric(descShareDLQWrite, prometheus.CounterValue, float64(d.Records), labelValue(d.Group), labelValue(d.Topic))
+		ch <- prometheus.MustNewConstMetric(descShareDLQFail, prometheus.CounterValue, float64(d.Failures), labelValue(d.Group), labelValue(d.Topic))
 	}
 }

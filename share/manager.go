@@ -132,6 +132,7 @@ func NewManager(o Options) (*Manager, error) {
 // Kafka error codes the Manager answers with.
 const (
 	codeNotLeader          int16 = 6
+	codeTopicAuthFailed    int16 = 29
 	codeKafkaStorage       int16 = 56
 	codeUnknownTopicID     int16 = 100
 	codeSessionNotFound    int16 = 122

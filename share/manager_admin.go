@@ -1,5 +1,7 @@
 package share
 
+import "errors"
+
 // Heartbeat serves a ShareGroupHeartbeat and keeps the member session
 // timer armed.
 func (m *Manager) Heartbeat(req HeartbeatRequest, topics TopicLookup, isOtherGroup bool) (HeartbeatResponse, error) {
@@ -114,6 +116,15 @@ func (m *Manager) PrepareDelete(group string, stored int) error {
 // the partition's error code.
 func (m *Manager) ResetOffset(k Key, offset int64) int16 {
 	p, err := m.part(k)
+	if errors.Is(err, ErrStateLost) {
+		// A share-partition whose state was lost to journal corruption is
+		// refused until an operator resets it, which is this.
+		if c, ok := m.persister.(interface{ ClearLost(Key) error }); ok {
+			if err = c.ClearLost(k); err == nil {
+				p, err = m.part(k)
+			}
+		}
+	}
 	if err != nil {
 		m.logger.Error("share-partition", "err", err)
 		return codeKafkaStorage

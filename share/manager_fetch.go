@@ -80,6 +80,14 @@ type FetchRequest struct {
 	Mode       AcquireMode
 	Partitions []FetchPartition
 	Forgotten  []TopicPartition
+	// Readable, when set, says whether the principal may READ a topic:
+	// partitions of others answer TOPIC_AUTHORIZATION_FAILED, their acks
+	// are not applied and nothing is acquired from them.
+	Readable func(topicID [16]byte) bool
+}
+
+func (req *FetchRequest) denied(tp TopicPartition) bool {
+	return req.Readable != nil && !req.Readable(tp.TopicID)
 }
 
 // PartitionResult is one partition's answer.
@@ -299,6 +307,10 @@ func (m *Manager) Fetch(ctx context.Context, sc *Scratch) *Result {
 		fp := &req.Partitions[i]
 		if len(fp.Acks) > 0 {
 			r := sc.result(fp.TopicPartition)
+			if req.denied(fp.TopicPartition) {
+				r.AckCode = codeTopicAuthFailed
+				continue
+			}
 			r.AckCode = m.acknowledge(req.Member, req.Group, r, fp.Acks, req.RenewOnly)
 		}
 	}
@@ -320,7 +332,11 @@ func (m *Manager) Fetch(ctx context.Context, sc *Scratch) *Result {
 	for _, tp := range sc.keys {
 		for i := range res.Partitions {
 			if res.Partitions[i].TopicPartition == tp {
-				sc.fetch = append(sc.fetch, i)
+				if req.denied(tp) {
+					res.Partitions[i].Code = codeTopicAuthFailed
+				} else {
+					sc.fetch = append(sc.fetch, i)
+				}
 				break
 			}
 		}
@@ -343,7 +359,9 @@ func (m *Manager) Acknowledge(sc *Scratch) *Result {
 	for i := range req.Partitions {
 		fp := &req.Partitions[i]
 		r := sc.row(fp.TopicPartition)
-		if len(fp.Acks) > 0 {
+		if req.denied(fp.TopicPartition) {
+			r.Code = codeTopicAuthFailed
+		} else if len(fp.Acks) > 0 {
 			r.Code = m.acknowledge(req.Member, req.Group, r, fp.Acks, req.RenewOnly)
 		}
 	}
