@@ -35,6 +35,7 @@ func main() {
 	big := flag.Bool("big", false, "also measure sharq's RSS with 10 GB stored (full mode; needs 25 GB free)")
 	workdir := flag.String("workdir", "", "scratch directory for data dirs and binaries (default: a temp dir, removed after)")
 	sharqBin := flag.String("sharq-bin", "", "measure this sharq binary instead of a release build of ./cmd/sharq")
+	baseBin := flag.String("base-bin", "", "broker \"sharq-base\" (name it in -brokers): this sharq binary, e.g. built from main, measured in the same interleaved runs as sharq, with a sharq/sharq-base ratio column")
 	verbose := flag.Bool("v", false, "debug logging")
 	only := flag.String("only", "", "run only the workloads whose name matches this regexp, and no start-up or memory series unless it matches \"start-up\" (for iterating, not for a report)")
 	compression := flag.String("compression", "", "codec of the franz-go producer rows: none, gzip, snappy, lz4 or zstd (default: franz-go's, snappy)")
@@ -83,6 +84,7 @@ func main() {
 	}
 	cfg.WorkDir = *workdir
 	cfg.SharqBin = *sharqBin
+	cfg.BaseBin = *baseBin
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

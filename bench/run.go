@@ -75,12 +75,20 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 			} else {
 				active = append(active, newKfake(bin))
 			}
+		case "sharq-base":
+			if cfg.BaseBin == "" {
+				return report{}, nil, fmt.Errorf("broker sharq-base needs -base-bin")
+			}
+			b := newSharq(cfg.BaseBin).(*goBroker)
+			b.nm = "sharq-base"
+			active = append(active, b)
+			notes = append(notes, "sharq-base: binary "+cfg.BaseBin+" (-base-bin).")
 		case "kafka":
 			if java != nil {
 				active = append(active, &kafkaBroker{j: java})
 			}
 		default:
-			return report{}, nil, fmt.Errorf("unknown broker %q (want sharq, kafka, kfake)", name)
+			return report{}, nil, fmt.Errorf("unknown broker %q (want sharq, sharq-base, kafka, kfake)", name)
 		}
 	}
 	clientJava := java

@@ -23,7 +23,6 @@ package broker
 // * v8: per-record errors and error message; v13: topics by id (KIP-516).
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,6 +30,7 @@ import (
 
 	"sharq/log"
 	"sharq/raftmeta"
+	"sharq/recordbatch"
 )
 
 func init() { regKey(0, 0, 13, handleProduce) }
@@ -128,15 +128,14 @@ func (r *request) setProduceMessage(sp *kmsg.ProduceResponseTopicPartition, msg 
 // checkSingleBatch enforces Kafka's rule that a v3+ produce carries exactly
 // one v2 record batch per partition.
 func checkSingleBatch(records []byte, version int16) string {
-	const headerLen = 61
-	if len(records) < headerLen {
+	if len(records) < recordbatch.HeaderSize {
 		return fmt.Sprintf("Produce requests with version %d must have exactly one record batch per partition (found a truncated or empty one of %d bytes).", version, len(records))
 	}
-	batchLen := int64(int32(binary.BigEndian.Uint32(records[8:])))
-	if batchLen+12 != int64(len(records)) {
+	h := recordbatch.Parse(records)
+	if int64(h.Size) != int64(len(records)) {
 		return fmt.Sprintf("Produce requests with version %d are only allowed to contain exactly one record batch.", version)
 	}
-	if magic := records[16]; magic != 2 {
+	if h.Magic != recordbatch.MagicV2 {
 		return fmt.Sprintf("Produce requests with version %d are only allowed to contain record batches with magic version 2.", version)
 	}
 	return ""

@@ -102,7 +102,7 @@ var supportedFeatures = []feature{
 	{"group.version", 0, 1},
 	{"kraft.version", 0, 1},
 	{"metadata.version", 7, 33},
-	{"share.version", 0, 1},
+	{"share.version", 0, 2},
 	{"streams.version", 0, 1},
 	{"transaction.version", 0, 2},
 }

@@ -18,7 +18,7 @@ import (
 // Benchmarks of one request through the broker (decode, handle, encode,
 // write) without a client: allocs/op here are allocations per request.
 
-func benchServer(b *testing.B) (*Server, *conn) {
+func benchServer(b testing.TB) (*Server, *conn) {
 	cfg := config.New()
 	cfg.LogDirs = b.TempDir()
 	s, err := New(cfg, nil)

@@ -36,6 +36,14 @@ type conn struct {
 	// fetchBuf holds record bytes read for the current Fetch; it is reused
 	// because the response is written before the next request is handled.
 	fetchBuf []byte
+	// share is the reused memory of ShareFetch and ShareAcknowledge,
+	// sfDecoder the reused decoded ShareFetch (share_fetch_decode.go).
+	share     *shareScratch
+	sfDecoder *shareFetchDecoder
+	// cur is the request being handled (one at a time per connection);
+	// clientID the last client id, kept while the next is the same.
+	cur      request
+	clientID string
 	recw     recordsWriter // Fetch and ShareFetch answers: recordswrite.go
 	auth     connAuth      // principal and SASL state: auth.go
 
@@ -314,7 +322,8 @@ func (c *conn) handleFrame(frame []byte) error {
 	corr := int32(binary.BigEndian.Uint32(frame[4:]))
 	rest := frame[8:]
 
-	r := &request{s: c.s, c: c, ctx: c.ctx, key: key, version: version, correlationID: corr}
+	r := &c.cur
+	*r = request{s: c.s, c: c, ctx: c.ctx, key: key, version: version, correlationID: corr}
 	var clientID string
 	if len(rest) < 2 {
 		return fmt.Errorf("truncated request header (key %d)", key)
@@ -325,7 +334,10 @@ func (c *conn) handleFrame(frame []byte) error {
 		if int(n) > len(rest) {
 			return fmt.Errorf("truncated client id (key %d)", key)
 		}
-		clientID = string(rest[:n])
+		if string(rest[:n]) != c.clientID {
+			c.clientID = string(rest[:n])
+		}
+		clientID = c.clientID
 		rest = rest[n:]
 	}
 	r.clientID = clientID
@@ -350,6 +362,18 @@ func (c *conn) handleFrame(frame []byte) error {
 			return fmt.Errorf("%s waiting for the coordinators: %w", kmsg.NameForKey(key), err)
 		}
 	}
+	if key == shareFetchKey {
+		// Request header v2 (tagged fields), then the reused decoder.
+		var err error
+		if rest, err = skipTags(rest); err != nil {
+			return fmt.Errorf("request header tags of %s v%d: %w", kmsg.NameForKey(key), version, err)
+		}
+		req, err := c.shareFetchDecoder().decode(version, rest)
+		if err != nil {
+			return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
+		}
+		return c.dispatch(r, api, req, version, start, len(frame)+4)
+	}
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)
 	if req.IsFlexible() {
@@ -368,16 +392,21 @@ func (c *conn) handleFrame(frame []byte) error {
 		}
 		return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
+	return c.dispatch(r, api, req, version, start, len(frame)+4)
+}
 
+// dispatch runs a decoded request's handler and writes its answer.
+func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int16, start time.Time, inBytes int) error {
+	key := r.key
 	resp, err := api.handle(r, req)
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
 	if resp == nil {
-		c.s.metrics.observe(key, start, len(frame)+4, 0)
+		c.s.metrics.observe(key, start, inBytes, 0)
 		return nil
 	}
-	if err := c.writeResponse(r, resp, version, start, len(frame)+4); err != nil {
+	if err := c.writeResponse(r, resp, version, start, inBytes); err != nil {
 		return err
 	}
 	return c.auth.closeAfter // a failed authentication is answered, then closed

@@ -234,12 +234,12 @@ func (s *Server) loadCoordinators(state stateDB) {
 	if err == nil {
 		var persister share.Persister
 		if persister, err = s.newSharePersister(); err == nil {
-			var st *shareState
-			if st, err = newShareState(s, persister); err == nil {
-				s.share = st
-				s.coord.others = append(s.coord.others, shareDirectory{st})
+			var m *share.Manager
+			if m, err = s.newShareManager(persister); err == nil {
+				s.share = m
+				s.coord.others = append(s.coord.others, shareDirectory{m})
 				// One id space for every group type, as in Kafka.
-				s.coord.groups.SetForeignGroups(shareDirectory{st}.Owns)
+				s.coord.groups.SetForeignGroups(shareDirectory{m}.Owns)
 			}
 		}
 	}

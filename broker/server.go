@@ -32,6 +32,7 @@ import (
 	"sharq/log"
 	"sharq/raftmeta"
 	"sharq/raftmeta/acl"
+	"sharq/share"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -59,7 +60,7 @@ type Server struct {
 
 	fetchSessions *fetchSessionCache
 	coord         coordinatorState // coordinators.go
-	share         *shareState      // share groups: share_state.go
+	share         *share.Manager   // share groups: share_glue.go
 	// coordReady is closed when the group and share coordinators have
 	// loaded (coordErr nil) or failed to (coordErr set); coord and share
 	// are written before and only read after. See loadCoordinators.
@@ -363,7 +364,7 @@ func (s *Server) closeListeners() {
 func (s *Server) closeStores() error {
 	var errs []error
 	if s.share != nil {
-		if err := s.share.close(); err != nil {
+		if err := s.share.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close share groups: %w", err))
 		}
 	}

@@ -16,8 +16,6 @@ var pendingKeys = []string{
 	// simple assignor.
 	"group.share.assignment.interval.ms", "group.share.assignors",
 	"group.share.max.assignment.interval.ms", "group.share.min.assignment.interval.ms",
-	// Share-group dead-letter queues (KIP-1191).
-	"errors.deadletterqueue.auto.create.topics.enable", "errors.deadletterqueue.topic.name.prefix",
 	// Transactions and producer-id expiry.
 	"transaction.max.timeout.ms", "transactional.id.expiration.ms", "producer.id.expiration.ms",
 	"transaction.partition.verification.enable",

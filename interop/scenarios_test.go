@@ -59,10 +59,18 @@ var scenarios = []scenario{
 	}},
 	// KafkaShareConsumer in explicit mode (java/ShareCheck.java), with the
 	// 4.4 clients and with kafka-clients 4.1.
-	{name: "share-check-4.4", run: scenarioShareCheck("kafka-"+KafkaVersion, "kafka-clients-"+KafkaVersion+".jar", KafkaVersion, true),
+	{name: "share-check-4.4", run: scenarioShareCheck("kafka-"+KafkaVersion, "kafka-clients-"+KafkaVersion+".jar", KafkaVersion, true, false),
 		requires: shareCheckAPIs},
-	{name: "share-check-4.1", run: scenarioShareCheck("kafka-clients-"+ClientsVersion41, "kafka-clients-"+ClientsVersion41+".jar", ClientsVersion41, false),
+	{name: "share-check-4.1", run: scenarioShareCheck("kafka-clients-"+ClientsVersion41, "kafka-clients-"+ClientsVersion41+".jar", ClientsVersion41, false, false),
 		requires: shareCheckAPIs},
+	// The same with a dead-letter topic (KIP-1191): the DLQ records,
+	// headers included, must be what Kafka 4.4 writes.
+	{name: "share-dlq", run: scenarioShareCheck("kafka-"+KafkaVersion, "kafka-clients-"+KafkaVersion+".jar", KafkaVersion, true, true),
+		requires: append([]int16{19, 1}, shareCheckAPIs...)}, // CreateTopics, Fetch (reading the DLQ back)
+	{name: "share-dlq-console", run: scenarioShareDLQConsole, requires: []int16{
+		1, 19, 44, // Fetch, CreateTopics, group configs
+		76, 78, 79, // ShareGroupHeartbeat, ShareFetch, ShareAcknowledge
+	}},
 	// The Strimzi demo (sharedemo_test.go): three console share consumers.
 	{name: "share-demo", run: scenarioShareDemo, requires: []int16{
 		10, 44, // coordinator, group config

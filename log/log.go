@@ -242,7 +242,7 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 		l.appendMu.Unlock()
 		return res, err
 	}
-	if h.producerID >= 0 {
+	if h.ProducerID >= 0 {
 		if orig, dup := l.producers.duplicate(&h); dup {
 			l.appendMu.Unlock()
 			res.BaseOffset = orig.firstOffset
@@ -258,11 +258,11 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 	}
 	if cfg.TimestampType == LogAppendTime {
 		setMaxTimestamp(batch, LogAppendTime, nowMs)
-		h.maxTimestamp = nowMs
+		h.MaxTimestamp = nowMs
 		res.LogAppendTime = nowMs
-	} else if h.attributes&attrTimestampType != 0 || maxRecTs != h.maxTimestamp {
+	} else if h.Attributes&attrTimestampType != 0 || maxRecTs != h.MaxTimestamp {
 		setMaxTimestamp(batch, CreateTime, maxRecTs)
-		h.maxTimestamp = maxRecTs
+		h.MaxTimestamp = maxRecTs
 	}
 
 	if l.cleanMarker {
@@ -278,7 +278,7 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 		}
 	}
 	base := active.next
-	h.baseOffset = base
+	h.BaseOffset = base
 	setBaseOffsetAndEpoch(batch, base, leaderEpoch)
 	if leaderEpoch >= 0 && leaderEpoch > latestEpoch {
 		// Rare (once per leader change), so it is written synchronously:
@@ -306,17 +306,17 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 	l.writeOK()
 	l.mu.Lock()
 	active.onAppendLocked(&h, pos, int64(cfg.IndexIntervalBytes))
-	active.size.Store(pos + int64(h.size))
+	active.size.Store(pos + int64(h.Size))
 	l.mu.leo = active.next
 	end := l.mu.leo
 	logStart = l.mu.logStart
 	l.mu.Unlock()
-	l.size.Add(int64(h.size))
+	l.size.Add(int64(h.Size))
 	l.producers.update(&h)
 
 	wait := cfg.FlushMessages == 1
 	if cfg.FlushMessages > 1 {
-		l.unflushedMsgs += int64(h.recordCount)
+		l.unflushedMsgs += int64(h.RecordCount)
 		if l.unflushedMsgs >= cfg.FlushMessages {
 			l.unflushedMsgs = 0
 			wait = true
@@ -341,13 +341,13 @@ func (l *Log) shouldRoll(s *segment, h *batchHeader, cfg *Config, nowMs int64) b
 		return false
 	}
 	switch {
-	case size+int64(h.size) > cfg.SegmentBytes:
+	case size+int64(h.Size) > cfg.SegmentBytes:
 		return true
 	case cfg.SegmentMs > 0 && s.rollBaseMs >= 0 && nowMs-s.rollBaseMs > cfg.SegmentMs:
 		return true
 	case len(s.idx)+offsetIndexEntry > maxIndexBytes || len(s.tidx)+timeIndexEntry > maxIndexBytes:
 		return true
-	case s.next+int64(h.lastOffsetDelta)-s.base > math.MaxInt32:
+	case s.next+int64(h.LastOffsetDelta)-s.base > math.MaxInt32:
 		return true
 	}
 	return false
@@ -912,19 +912,19 @@ func (s *segment) findTimestamp(ts int64, sealed bool, pos, limit, hw, logStart 
 			return -1, -1, nil
 		}
 		h := parseHeader(b)
-		sc.advance(int64(h.size))
-		if h.baseOffset >= hw {
+		sc.advance(int64(h.Size))
+		if h.BaseOffset >= hw {
 			return -1, -1, nil
 		}
-		if h.maxTimestamp < ts || h.lastOffset() < logStart {
+		if h.MaxTimestamp < ts || h.LastOffset() < logStart {
 			continue
 		}
-		if h.attributes&attrTimestampType != 0 || h.compression() != 0 {
-			return max(h.baseOffset, logStart), h.maxTimestamp, nil
+		if h.Attributes&attrTimestampType != 0 || h.Compression() != 0 {
+			return max(h.BaseOffset, logStart), h.MaxTimestamp, nil
 		}
 		foundOff, foundTs := int64(-1), int64(-1)
 		recordTimestamps(b, &h, func(delta int32, rts int64) bool {
-			o := h.baseOffset + int64(delta)
+			o := h.BaseOffset + int64(delta)
 			if rts >= ts && o >= logStart {
 				foundOff, foundTs = o, rts
 				return false
@@ -1152,8 +1152,8 @@ func (l *Log) TruncateTo(offset int64) error {
 	// Find the batch that contains offset.
 	cut, newEnd := int64(-1), int64(-1)
 	res, err := scanSegment(s, 0, s.size.Load(), s.base, false, func(h *batchHeader, pos int64) {
-		if cut < 0 && h.lastOffset() >= offset {
-			cut, newEnd = pos, h.baseOffset
+		if cut < 0 && h.LastOffset() >= offset {
+			cut, newEnd = pos, h.BaseOffset
 		}
 	})
 	if err != nil {
@@ -1227,13 +1227,13 @@ func (l *Log) TruncateTo(offset int64) error {
 		lastIdxPos = int64(p)
 	}
 	_, err = scanSegment(s, max(lastIdxPos, 0), cut, -1, false, func(h *batchHeader, pos int64) {
-		if h.maxTimestamp > maxTs {
-			maxTs, maxTsOffset = h.maxTimestamp, h.lastOffset()
+		if h.MaxTimestamp > maxTs {
+			maxTs, maxTsOffset = h.MaxTimestamp, h.LastOffset()
 		}
 		if pos == lastIdxPos {
 			bytesSince = 0
 		}
-		bytesSince += int64(h.size)
+		bytesSince += int64(h.Size)
 	})
 	if err != nil {
 		return l.fail("scan "+s.logPath, err)

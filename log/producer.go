@@ -53,13 +53,13 @@ func newProducerState() producerState { return producerState{m: map[int64]*produ
 
 // duplicate returns the original batch if h is a retry of one of the last 5.
 func (ps *producerState) duplicate(h *batchHeader) (producerBatch, bool) {
-	e := ps.m[h.producerID]
-	if e == nil || e.epoch != h.producerEpoch {
+	e := ps.m[h.ProducerID]
+	if e == nil || e.epoch != h.ProducerEpoch {
 		return producerBatch{}, false
 	}
-	last := h.lastSequence()
+	last := lastSequence(h)
 	for i := 0; i < e.n; i++ {
-		if e.batches[i].firstSeq == h.baseSequence && e.batches[i].lastSeq == last {
+		if e.batches[i].firstSeq == h.BaseSequence && e.batches[i].lastSeq == last {
 			return e.batches[i], true
 		}
 	}
@@ -68,23 +68,23 @@ func (ps *producerState) duplicate(h *batchHeader) (producerBatch, bool) {
 
 // check applies Kafka's ProducerAppendInfo rules for a client append.
 func (ps *producerState) check(h *batchHeader) error {
-	e := ps.m[h.producerID]
+	e := ps.m[h.ProducerID]
 	if e == nil {
 		// Unknown producer (new, or its state expired or was deleted with the
 		// log): Kafka accepts any sequence.
 		return nil
 	}
-	if h.producerEpoch < e.epoch {
-		return fmt.Errorf("%w: producer %d epoch %d is older than the current epoch %d", ErrInvalidProducerEpoch, h.producerID, h.producerEpoch, e.epoch)
+	if h.ProducerEpoch < e.epoch {
+		return fmt.Errorf("%w: producer %d epoch %d is older than the current epoch %d", ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
 	}
-	if h.producerEpoch > e.epoch {
-		if h.baseSequence != 0 {
-			return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d", ErrOutOfOrderSequence, h.producerID, h.producerEpoch, h.baseSequence)
+	if h.ProducerEpoch > e.epoch {
+		if h.BaseSequence != 0 {
+			return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
 		}
 		return nil
 	}
-	if last := e.lastSeq(); e.n > 0 && !inSequence(last, h.baseSequence) {
-		return fmt.Errorf("%w: producer %d epoch %d: expected sequence %d, got %d", ErrOutOfOrderSequence, h.producerID, h.producerEpoch, incrementSequence(last, 1), h.baseSequence)
+	if last := e.lastSeq(); e.n > 0 && !inSequence(last, h.BaseSequence) {
+		return fmt.Errorf("%w: producer %d epoch %d: expected sequence %d, got %d", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, incrementSequence(last, 1), h.BaseSequence)
 	}
 	return nil
 }
@@ -95,31 +95,31 @@ func inSequence(last, next int32) bool {
 
 // update records an appended batch (also used when replaying the log).
 func (ps *producerState) update(h *batchHeader) {
-	if h.producerID < 0 {
+	if h.ProducerID < 0 {
 		return
 	}
-	e := ps.m[h.producerID]
+	e := ps.m[h.ProducerID]
 	if e == nil {
-		e = &producerEntry{epoch: h.producerEpoch}
-		ps.m[h.producerID] = e
+		e = &producerEntry{epoch: h.ProducerEpoch}
+		ps.m[h.ProducerID] = e
 	}
-	if h.producerEpoch != e.epoch {
-		e.epoch = h.producerEpoch
+	if h.ProducerEpoch != e.epoch {
+		e.epoch = h.ProducerEpoch
 		e.n = 0
 	}
-	if h.attributes&attrControl != 0 {
+	if h.Attributes&attrControl != 0 {
 		// markers carry no data sequence
-		e.lastTimestamp = h.maxTimestamp
+		e.lastTimestamp = h.MaxTimestamp
 		return
 	}
-	b := producerBatch{firstSeq: h.baseSequence, lastSeq: h.lastSequence(), firstOffset: h.baseOffset, lastOffsetDelta: h.lastOffsetDelta}
+	b := producerBatch{firstSeq: h.BaseSequence, lastSeq: lastSequence(h), firstOffset: h.BaseOffset, lastOffsetDelta: h.LastOffsetDelta}
 	if e.n == producerBatchesToRetain {
 		copy(e.batches[:], e.batches[1:])
 		e.n--
 	}
 	e.batches[e.n] = b
 	e.n++
-	e.lastTimestamp = h.maxTimestamp
+	e.lastTimestamp = h.MaxTimestamp
 }
 
 // expire drops producers idle since before cutoffMs (producer.id.expiration.ms).

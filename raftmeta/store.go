@@ -21,15 +21,14 @@ import (
 
 // defaultFeatures are the feature levels written by the bootstrap command of
 // a new cluster. They mirror what Apache Kafka 4.4 finalizes on a freshly formatted cluster
-// (MetadataVersion.LATEST_PRODUCTION = 4.4-IV2, feature level 33), except
-// share.version, which stays at 1 (share groups without the KIP-1191 DLQ of
-// level 2) until sharq implements level 2.
+// (MetadataVersion.LATEST_PRODUCTION = 4.4-IV2, feature level 33), including
+// share.version 2 (share groups with the KIP-1191 dead-letter queues).
 var defaultFeatures = map[string]int16{
 	"metadata.version":                 33, // 4.4-IV2
 	"kraft.version":                    1,
 	"group.version":                    1,
 	"transaction.version":              2,
-	"share.version":                    1,
+	"share.version":                    2,
 	"eligible.leader.replicas.version": 1,
 	"streams.version":                  1,
 }
