@@ -29,8 +29,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
+	"sharq/log/recordbatch"
 	"sharq/raftmeta"
-	"sharq/recordbatch"
 )
 
 func init() { regKey(0, 0, 13, handleProduce) }

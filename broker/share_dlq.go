@@ -9,8 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
+	"sharq/log/recordbatch"
 	"sharq/raftmeta"
-	"sharq/recordbatch"
 	"sharq/share"
 )
 

@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 	"math"
 
-	"sharq/recordbatch"
+	"sharq/log/recordbatch"
 )
 
 // The v2 RecordBatch header layout is recordbatch's; the short names keep

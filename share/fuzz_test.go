@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"sharq/recordbatch"
+	"sharq/log/recordbatch"
 )
 
 func seedStates() []State {

@@ -3,7 +3,7 @@ package share
 import (
 	"sort"
 
-	"sharq/recordbatch"
+	"sharq/log/recordbatch"
 )
 
 // Bounds are the log offsets a share-partition needs from its log.
