@@ -785,6 +785,8 @@ func (l *Log) rebuildProducerState(snapshots []int64, leo int64) (bool, error) {
 	// mu, write the cache back under it.
 	changed := false
 	epochs := append(epochCache(nil), l.mu.epochs...)
+	var aborted []abortedTxn
+	var replayErr error
 	for _, s := range l.mu.segs {
 		if s.next <= from || s.size.Load() == 0 {
 			continue
@@ -793,17 +795,25 @@ func (l *Log) rebuildProducerState(snapshots []int64, leo int64) (bool, error) {
 			if h.lastOffset() < from {
 				return
 			}
-			ps.update(h)
+			if first := ps.update(h); first >= 0 && replayErr == nil {
+				replayErr = l.replayMarker(&aborted, &ps, s, h, pos, first)
+			}
 			if h.leaderEpoch >= 0 && h.leaderEpoch > epochs.latest() {
 				epochs.assign(h.leaderEpoch, h.baseOffset)
 				changed = true
 			}
 		})
+		if err == nil {
+			err = replayErr
+		}
 		if err != nil {
 			return false, err
 		}
 	}
 	l.producers = ps
+	if err := l.resetTxnState(from, aborted); err != nil {
+		return false, err
+	}
 	if changed {
 		l.mu.Lock()
 		l.mu.epochs = epochs
