@@ -90,7 +90,7 @@ func controlType(records []byte) (int16, bool) {
 	if len(p) < 1 {
 		return 0, false
 	}
-	p = p[1:] // attributes
+	p = p[1:]     // attributes
 	for range 2 { // timestamp delta, offset delta
 		_, n := binary.Varint(p)
 		if n <= 0 {
