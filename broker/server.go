@@ -30,6 +30,7 @@ import (
 	"sharq/config"
 	"sharq/log"
 	"sharq/raftmeta"
+	"sharq/txn"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -61,7 +62,7 @@ type Server struct {
 	// are written before and only read after. See loadCoordinators.
 	coordReady  chan struct{}
 	coordErr    error
-	producerIDs producerIDAllocator
+	producerIDs *txn.IDAllocator
 
 	metrics   *metrics
 	admin     *http.Server // metrics.listener: /metrics, /healthz, /readyz
@@ -124,7 +125,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
 	}
-	s.producerIDs.s = s
+	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
 		state.discard()
