@@ -283,7 +283,12 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			continue
 		}
 		meta := topic.Partitions[it.key.part]
-		l := it.p.log
+		l, err := it.p.acquire()
+		if err != nil {
+			it.errorCode = log.ErrorCode(err)
+			anyError = true
+			continue
+		}
 		it.hw = l.HighWatermark()
 		it.lso = l.LastStableOffset()
 		it.logStart = l.LogStartOffset()
@@ -294,12 +299,14 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			}
 			it.leaderHint = kmsg.FetchResponseTopicPartitionCurrentLeader{LeaderID: meta.Leader, LeaderEpoch: meta.LeaderEpoch}
 			anyError = true
+			it.p.release()
 			continue
 		}
 		if e := it.cp.lastFetchedEpoch; e >= 0 && r.version >= 12 {
 			epoch, end := l.EndOffsetForEpoch(e)
 			if epoch != e || end < it.cp.fetchOffset {
 				it.diverging = &kmsg.FetchResponseTopicPartitionDivergingEpoch{Epoch: epoch, EndOffset: end}
+				it.p.release()
 				continue
 			}
 		}
@@ -308,16 +315,20 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			limit = rem
 		}
 		if limit <= 0 && total > 0 {
+			it.p.release()
 			continue
 		}
 		before := len(buf)
 		var out []byte
-		var err error
 		if committed {
 			out, err = l.ReadCommitted(it.cp.fetchOffset, int32(max(limit, 1)), buf)
 		} else {
 			out, err = l.Read(it.cp.fetchOffset, int32(max(limit, 1)), buf)
 		}
+		if committed && err == nil && len(out) > before && (total == 0 || len(out)-before <= limit) {
+			it.aborted = l.AbortedTransactions(it.cp.fetchOffset, log.NextOffsetAfter(out[before:]), it.aborted)
+		}
+		it.p.release()
 		if err != nil {
 			if errors.Is(err, log.ErrOffsetOutOfRange) {
 				it.errorCode = errOffsetOutOfRange
@@ -336,9 +347,6 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 		buf = out
 		it.start, it.end = before, len(buf)
 		total += n
-		if committed && n > 0 {
-			it.aborted = l.AbortedTransactions(it.cp.fetchOffset, log.NextOffsetAfter(buf[before:]), it.aborted)
-		}
 	}
 	return buf, total, anyError
 }

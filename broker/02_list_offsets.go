@@ -72,46 +72,57 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 					}
 					break
 				}
+				l, err := p.acquire()
+				if err != nil {
+					sp.ErrorCode = log.ErrorCode(err)
+					break
+				}
 				sp.LeaderEpoch = meta.LeaderEpoch
-				l := p.log
-				fetchable := l.HighWatermark()
-				if req.IsolationLevel == 1 {
-					fetchable = l.LastStableOffset()
-				}
-				hide := func() {
-					if sp.Offset >= fetchable {
-						sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
-					}
-				}
-				switch rp.Timestamp {
-				case listOffsetsLatest:
-					sp.Offset = fetchable
-				case listOffsetsEarliest, listOffsetsEarliestLocal:
-					sp.Offset = l.LogStartOffset()
-				case listOffsetsMaxTimestamp:
-					sp.Offset, sp.Timestamp = l.MaxTimestamp()
-					if sp.Offset < 0 {
-						sp.LeaderEpoch = -1
-					}
-					hide()
-				case listOffsetsLatestTiered, listOffsetsEarliestPendUpload:
-					sp.LeaderEpoch = -1
-				default:
-					off, ts, err := l.OffsetForTimestamp(rp.Timestamp)
-					if err != nil {
-						sp.ErrorCode = log.ErrorCode(err)
-						break
-					}
-					sp.Offset, sp.Timestamp = off, ts
-					if off < 0 {
-						sp.LeaderEpoch = -1
-					}
-					hide()
-				}
+				listOffset(l, rp.Timestamp, req.IsolationLevel, &sp)
+				p.release()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// listOffset answers one partition of ListOffsets from its pinned log.
+func listOffset(l *log.Log, timestamp int64, isolation int8, sp *kmsg.ListOffsetsResponseTopicPartition) {
+	fetchable := l.HighWatermark()
+	if isolation == 1 {
+		fetchable = l.LastStableOffset()
+	}
+	// As Kafka: a lookup finds only offsets below the isolation level's end.
+	hide := func() {
+		if sp.Offset >= fetchable {
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
+		}
+	}
+	switch timestamp {
+	case listOffsetsLatest:
+		sp.Offset = fetchable
+	case listOffsetsEarliest, listOffsetsEarliestLocal:
+		sp.Offset = l.LogStartOffset()
+	case listOffsetsMaxTimestamp:
+		sp.Offset, sp.Timestamp = l.MaxTimestamp()
+		if sp.Offset < 0 {
+			sp.LeaderEpoch = -1
+		}
+		hide()
+	case listOffsetsLatestTiered, listOffsetsEarliestPendUpload:
+		sp.LeaderEpoch = -1
+	default:
+		off, ts, err := l.OffsetForTimestamp(timestamp)
+		if err != nil {
+			sp.ErrorCode = log.ErrorCode(err)
+			return
+		}
+		sp.Offset, sp.Timestamp = off, ts
+		if off < 0 {
+			sp.LeaderEpoch = -1
+		}
+		hide()
+	}
 }

@@ -38,10 +38,16 @@ func handleWriteTxnMarkers(r *request, kreq kmsg.Request) (kmsg.Response, error)
 					rp.ErrorCode = errUnknownTopicOrPartition
 				} else {
 					epoch := topic.Partitions[part].LeaderEpoch
-					if _, err := p.log.AppendMarker(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, epoch); err != nil {
+					if l, err := p.acquire(); err != nil {
 						rp.ErrorCode = log.ErrorCode(err)
 					} else {
-						p.wake()
+						_, err := l.AppendMarker(m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, epoch)
+						p.release()
+						if err != nil {
+							rp.ErrorCode = log.ErrorCode(err)
+						} else {
+							p.wake()
+						}
 					}
 				}
 				rt.Partitions = append(rt.Partitions, rp)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"sharq/config"
 	"sharq/raftmeta"
@@ -121,6 +122,9 @@ func metaErrorCode(err error) (int16, string) {
 		return tce.code, tce.msg
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errRequestTimedOut, err.Error()
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EIO), errors.Is(err, syscall.EROFS):
+		// the metadata log could not be written: a disk fault, not a bug
+		return errKafkaStorage, err.Error()
 	}
 	return raftmeta.ErrorCode(err), err.Error()
 }

@@ -58,7 +58,12 @@ func (s *Server) writeMarker(topic string, part int32, pid int64, epoch int16, c
 	if t != nil && int(part) < len(t.Partitions) {
 		leaderEpoch = t.Partitions[part].LeaderEpoch
 	}
-	_, err := p.log.AppendMarker(pid, epoch, commit, coordinatorEpoch, leaderEpoch)
+	l, err := p.acquire()
+	if err != nil {
+		return err
+	}
+	_, err = l.AppendMarker(pid, epoch, commit, coordinatorEpoch, leaderEpoch)
+	p.release()
 	if errors.Is(err, log.ErrInvalidProducerEpoch) {
 		// A newer epoch already wrote here: this marker can never apply
 		// and retrying it would hold the transaction forever.

@@ -23,7 +23,7 @@ type spec struct {
 	pid         int64
 	epoch       int16
 	seq         int32
-	compression int16 // attribute bits only: the payload is not really compressed
+	compression int16 // codec: the records are compressed with it (compressForTest)
 	txn         bool
 	control     bool
 }
@@ -60,6 +60,9 @@ func makeBatch(s spec) []byte {
 		}
 	}
 	attrs := s.compression
+	if s.compression != 0 {
+		recs = compressForTest(s.compression, recs)
+	}
 	if s.txn {
 		attrs |= attrTransactional
 	}
