@@ -183,6 +183,17 @@ func TestGoldenWire(t *testing.T) {
 		oc := kmsg.NewPtrTxnOffsetCommitRequest()
 		oc.Version, oc.TransactionalID, oc.Group, oc.ProducerID, oc.Generation = 5, "no-such-txn", "g", 1, -1
 		cases = append(cases, tc{"28_txn_offset_commit_unknown_v5", oc})
+		dp := kmsg.NewPtrDescribeProducersRequest()
+		dp.Topics = append(dp.Topics, kmsg.DescribeProducersRequestTopic{Topic: "no-such-topic", Partitions: []int32{0}})
+		cases = append(cases, tc{"61_describe_producers_unknown_v0", dp})
+		dt := kmsg.NewPtrDescribeTransactionsRequest()
+		dt.TransactionalIDs = []string{"no-such-txn", ""}
+		cases = append(cases, tc{"65_describe_transactions_unknown_v0", dt})
+		for _, v := range []int16{0, 2} {
+			lt := kmsg.NewPtrListTransactionsRequest()
+			lt.Version, lt.StateFilters = v, []string{"Ongoing", "NoSuchState"}
+			cases = append(cases, tc{"66_list_transactions_v" + itoa(int32(v)), lt})
+		}
 	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {

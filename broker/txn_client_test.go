@@ -240,3 +240,163 @@ func TestTxnGroupTransactSession(t *testing.T) {
 		t.Fatalf("committed group offsets sum to %d, want %d", sum, n)
 	}
 }
+
+// The admin view of an open transaction: DescribeTransactions,
+// ListTransactions (state, producer id, duration filters) and
+// DescribeProducers agree with what the producer did.
+func TestTxnAdmin(t *testing.T) {
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "adm", 2, nil)
+	ctx := testCtx(t)
+	p := txnProducer(t, b, "adm-id")
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(ctx, &kgo.Record{Topic: "adm", Partition: 1, Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b)
+	dreq := kmsg.NewPtrDescribeTransactionsRequest()
+	dreq.TransactionalIDs = []string{"adm-id", "nope"}
+	dresp, err := dreq.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := dresp.TransactionStates[0]
+	if st.ErrorCode != 0 || st.State != "Ongoing" || st.TimeoutMillis != 60000 || st.StartTimestamp <= 0 ||
+		len(st.Topics) != 1 || st.Topics[0].Topic != "adm" || fmt.Sprint(st.Topics[0].Partitions) != "[1]" {
+		t.Fatalf("describe = %+v", st)
+	}
+	if code := dresp.TransactionStates[1].ErrorCode; code != kerr.TransactionalIDNotFound.Code {
+		t.Fatalf("describe unknown: %d", code)
+	}
+	list := func(states []string, pids []int64, durMs int64) []string {
+		t.Helper()
+		req := kmsg.NewPtrListTransactionsRequest()
+		req.StateFilters, req.ProducerIDFilters, req.DurationFilterMillis = states, pids, durMs
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("list: %v %d", err, resp.ErrorCode)
+		}
+		var out []string
+		for _, s := range resp.TransactionStates {
+			out = append(out, s.TransactionalID+":"+s.TransactionState)
+		}
+		return out
+	}
+	if got := list(nil, nil, -1); fmt.Sprint(got) != "[adm-id:Ongoing]" {
+		t.Fatalf("list all = %v", got)
+	}
+	if got := list([]string{"CompleteCommit"}, nil, -1); len(got) != 0 {
+		t.Fatalf("list CompleteCommit = %v", got)
+	}
+	if got := list(nil, []int64{st.ProducerID + 1}, -1); len(got) != 0 {
+		t.Fatalf("list other pid = %v", got)
+	}
+	if got := list(nil, nil, 3_600_000); len(got) != 0 {
+		t.Fatalf("list older than an hour = %v", got)
+	}
+	preq := kmsg.NewPtrDescribeProducersRequest()
+	preq.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "adm", Partitions: []int32{0, 1}}}
+	presp, err := preq.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := presp.Topics[0].Partitions
+	if len(parts[0].ActiveProducers) != 0 || len(parts[1].ActiveProducers) != 1 {
+		t.Fatalf("producers = %+v", parts)
+	}
+	ap := parts[1].ActiveProducers[0]
+	if ap.ProducerID != st.ProducerID || ap.CurrentTxnStartOffset != 0 || ap.LastSequence != 0 {
+		t.Fatalf("active producer = %+v", ap)
+	}
+	if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if got := list([]string{"CompleteCommit"}, nil, -1); fmt.Sprint(got) != "[adm-id:CompleteCommit]" {
+		t.Fatalf("after commit = %v", got)
+	}
+}
+
+// Transaction state, staged offsets and an open transaction survive a
+// restart: the committed transaction stays committed, the offsets staged by
+// the open one stay invisible, and a new producer with the same id aborts
+// it so the LSO moves on.
+func TestTxnRestart(t *testing.T) {
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "rs", 1, nil)
+	ctx := testCtx(t)
+	p := txnProducer(t, b, "rs-id", kgo.DefaultProduceTopic("rs"))
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(ctx, kgo.StringRecord("committed")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(ctx, kgo.StringRecord("open")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// stage an offset in the open transaction by hand (TxnOffsetCommit v5)
+	cl := newClient(t, b)
+	dreq := kmsg.NewPtrDescribeTransactionsRequest()
+	dreq.TransactionalIDs = []string{"rs-id"}
+	dresp, err := dreq.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := dresp.TransactionStates[0]
+	oc := kmsg.NewPtrTxnOffsetCommitRequest()
+	oc.TransactionalID, oc.Group, oc.ProducerID, oc.ProducerEpoch, oc.Generation = "rs-id", "rs-group", st.ProducerID, st.ProducerEpoch, -1
+	oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "rs", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7, LeaderEpoch: -1}}}}
+	ocr, err := oc.RequestWith(ctx, cl)
+	if err != nil || ocr.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("txn offset commit: %v %+v", err, ocr)
+	}
+	p.Close()
+	cl.Close()
+	b.Restart()
+
+	if lso := listLatest(t, b, "rs", 1); lso != 2 {
+		t.Fatalf("LSO after restart %d, want 2 (the open transaction's first offset)", lso)
+	}
+	cl = newClient(t, b)
+	fetchStable := func() int16 {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version = 7
+		req.Group, req.RequireStable = "rs-group", true
+		req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "rs", Partitions: []int32{0}}}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	if code := fetchStable(); code != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("require_stable with staged offsets after restart: %d", code)
+	}
+	// a new incarnation aborts the open transaction
+	p2 := txnProducer(t, b, "rs-id", kgo.DefaultProduceTopic("rs"))
+	if err := p2.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.ProduceSync(ctx, kgo.StringRecord("after")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if code := fetchStable(); code != 0 {
+		t.Fatalf("require_stable after the abort: %d", code)
+	}
+	if got := consumeAll(t, b, "rs", true, 2); fmt.Sprint(got) != "[committed after]" {
+		t.Fatalf("read_committed after restart = %v", got)
+	}
+}

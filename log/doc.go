@@ -69,7 +69,8 @@
 // # Producer snapshot (<offset>.snapshot, sharq's own format)
 //
 //	"SQPS" | version u8 (2; 1 is still read) | count u32 | entries | CRC-32C u32
-//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | txnFirst i64 | n u8 |
+//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | txnFirst i64 |
+//	       coordinatorEpoch i32 | n u8 |
 //	       n x (firstSeq i32 | lastSeq i32 | firstOffset i64 | lastOffsetDelta i32)
 //
 // Written at every roll (state before the new segment) and at Close (state

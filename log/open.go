@@ -795,7 +795,7 @@ func (l *Log) rebuildProducerState(snapshots []int64, leo int64) (bool, error) {
 			if h.lastOffset() < from {
 				return
 			}
-			if first := ps.update(h); first >= 0 && replayErr == nil {
+			if first := ps.update(h); h.attributes&attrControl != 0 && replayErr == nil {
 				replayErr = l.replayMarker(&aborted, &ps, s, h, pos, first)
 			}
 			if h.leaderEpoch >= 0 && h.leaderEpoch > epochs.latest() {

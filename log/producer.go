@@ -4,7 +4,8 @@ package log
 //
 // FORMAT MIGRATION NOTE: a snapshot starts with the 4-byte magic "SQPS" and a
 // version byte. Version 2 added, per producer, the first offset of its open
-// transaction (i64, -1 = none) after lastTimestamp; version 1 snapshots are
+// transaction (i64, -1 = none) and the coordinator epoch of its last marker
+// (i32, -1 = none) after lastTimestamp; version 1 snapshots are
 // still read (no open transactions). A reader must accept
 // the current and the previous version; when the layout changes, bump the
 // version, keep decoding the old one, and note the change here. An unknown
@@ -37,8 +38,11 @@ type producerEntry struct {
 	// txnFirst is the first offset of the producer's open transaction in
 	// this partition, -1 if none (Kafka's currentTxnFirstOffset).
 	txnFirst int64
-	n        int // cached batches, oldest first
-	batches  [producerBatchesToRetain]producerBatch
+	// coordinatorEpoch is the coordinator epoch of the producer's last
+	// marker, -1 before one (DescribeProducers).
+	coordinatorEpoch int32
+	n                int // cached batches, oldest first
+	batches          [producerBatchesToRetain]producerBatch
 }
 
 func (e *producerEntry) lastSeq() int32 {
@@ -110,7 +114,7 @@ func (ps *producerState) update(h *batchHeader) int64 {
 	}
 	e := ps.m[h.producerID]
 	if e == nil {
-		e = &producerEntry{epoch: h.producerEpoch, txnFirst: -1}
+		e = &producerEntry{epoch: h.producerEpoch, txnFirst: -1, coordinatorEpoch: -1}
 		ps.m[h.producerID] = e
 	}
 	if h.producerEpoch != e.epoch {
@@ -158,7 +162,8 @@ var errBadSnapshot = errors.New("bad producer snapshot")
 // encode lays a snapshot out as:
 //
 //	magic "SQPS" | version u8 | count u32 | entries | crc32c u32 (of all before)
-//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | txnFirst i64 | n u8 |
+//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | txnFirst i64 |
+//	       coordinatorEpoch i32 | n u8 |
 //	       n x (firstSeq i32 | lastSeq i32 | firstOffset i64 | lastOffsetDelta i32)
 //
 // Entries are sorted by producer id so equal states encode identically.
@@ -168,7 +173,7 @@ func (ps *producerState) encode() []byte {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	b := make([]byte, 0, 9+len(ids)*(27+producerBatchesToRetain*20)+4)
+	b := make([]byte, 0, 9+len(ids)*(31+producerBatchesToRetain*20)+4)
 	b = append(b, producerSnapshotMagic[:]...)
 	b = append(b, producerSnapshotVersion)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(ids)))
@@ -178,6 +183,7 @@ func (ps *producerState) encode() []byte {
 		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.lastTimestamp))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.txnFirst))
+		b = binary.BigEndian.AppendUint32(b, uint32(e.coordinatorEpoch))
 		b = append(b, byte(e.n))
 		for i := 0; i < e.n; i++ {
 			pb := e.batches[i]
@@ -201,7 +207,7 @@ func decodeProducerSnapshot(b []byte) (producerState, error) {
 	}
 	fixed := 19 // v1 entry header
 	if v >= 2 {
-		fixed = 27
+		fixed = 31
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
@@ -215,12 +221,14 @@ func decodeProducerSnapshot(b []byte) (producerState, error) {
 		}
 		id := int64(binary.BigEndian.Uint64(p))
 		e := &producerEntry{
-			epoch:         int16(binary.BigEndian.Uint16(p[8:])),
-			lastTimestamp: int64(binary.BigEndian.Uint64(p[10:])),
-			txnFirst:      -1,
+			epoch:            int16(binary.BigEndian.Uint16(p[8:])),
+			lastTimestamp:    int64(binary.BigEndian.Uint64(p[10:])),
+			txnFirst:         -1,
+			coordinatorEpoch: -1,
 		}
 		if v >= 2 {
 			e.txnFirst = int64(binary.BigEndian.Uint64(p[18:]))
+			e.coordinatorEpoch = int32(binary.BigEndian.Uint32(p[26:]))
 		}
 		e.n = int(p[fixed-1])
 		p = p[fixed:]

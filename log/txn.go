@@ -81,29 +81,42 @@ func buildMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch in
 // controlType returns the control record type of a control batch's first
 // record, given the bytes after the batch header.
 func controlType(records []byte) (int16, bool) {
+	typ, _, ok := controlRecord(records)
+	return typ, ok
+}
+
+// controlRecord parses a marker's record: its type and (from the
+// EndTransactionMarker value) the coordinator epoch, -1 if absent.
+func controlRecord(records []byte) (typ int16, coordinatorEpoch int32, ok bool) {
 	p := records
 	if _, n := binary.Varint(p); n <= 0 {
-		return 0, false
+		return 0, -1, false
 	} else {
 		p = p[n:]
 	}
 	if len(p) < 1 {
-		return 0, false
+		return 0, -1, false
 	}
 	p = p[1:]     // attributes
 	for range 2 { // timestamp delta, offset delta
 		_, n := binary.Varint(p)
 		if n <= 0 {
-			return 0, false
+			return 0, -1, false
 		}
 		p = p[n:]
 	}
 	kl, n := binary.Varint(p)
-	if n <= 0 || kl < 4 || len(p)-n < 4 {
-		return 0, false
+	if n <= 0 || kl < 4 || int64(len(p)-n) < kl {
+		return 0, -1, false
 	}
 	p = p[n:]
-	return int16(binary.BigEndian.Uint16(p[2:])), true
+	typ = int16(binary.BigEndian.Uint16(p[2:]))
+	p = p[kl:]
+	coordinatorEpoch = -1
+	if vl, n := binary.Varint(p); n > 0 && vl >= 6 && int64(len(p)-n) >= 6 {
+		coordinatorEpoch = int32(binary.BigEndian.Uint32(p[n+2:]))
+	}
+	return typ, coordinatorEpoch, true
 }
 
 // AppendMarker writes a transaction marker (COMMIT or ABORT control batch)
@@ -145,10 +158,13 @@ func (l *Log) afterTxnAppend(h *batchHeader, txnFirst int64, batch []byte) error
 		l.mu.Unlock()
 		return nil
 	}
+	typ, ce, _ := controlRecord(batch[batchHeaderSize:])
+	if e := l.producers.m[pid]; e != nil {
+		e.coordinatorEpoch = ce
+	}
 	if txnFirst < 0 {
 		return nil
 	}
-	typ, _ := controlType(batch[batchHeaderSize:])
 	l.mu.Lock()
 	delete(l.txn.ongoing, pid)
 	l.txn.recompute()
@@ -205,6 +221,7 @@ type ProducerInfo struct {
 	LastSequence       int32
 	LastTimestamp      int64
 	CurrentTxnFirstOff int64 // -1 if none
+	CoordinatorEpoch   int32 // of the last marker, -1 if none
 }
 
 // Producers returns the producer state of the partition.
@@ -213,7 +230,7 @@ func (l *Log) Producers() []ProducerInfo {
 	defer l.appendMu.Unlock()
 	out := make([]ProducerInfo, 0, len(l.producers.m))
 	for id, e := range l.producers.m {
-		out = append(out, ProducerInfo{ProducerID: id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastTimestamp: e.lastTimestamp, CurrentTxnFirstOff: e.txnFirst})
+		out = append(out, ProducerInfo{ProducerID: id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastTimestamp: e.lastTimestamp, CurrentTxnFirstOff: e.txnFirst, CoordinatorEpoch: e.coordinatorEpoch})
 	}
 	return out
 }
@@ -237,7 +254,7 @@ func NextOffsetAfter(batches []byte) int64 {
 // records the transaction it aborted. first is the first offset of the
 // transaction the marker ended.
 func (l *Log) replayMarker(out *[]abortedTxn, ps *producerState, s *segment, h *batchHeader, pos, first int64) error {
-	buf := make([]byte, 16)
+	buf := make([]byte, 24)
 	n := min(int64(len(buf)), int64(h.size)-batchHeaderSize)
 	if n <= 0 {
 		return nil
@@ -245,8 +262,11 @@ func (l *Log) replayMarker(out *[]abortedTxn, ps *producerState, s *segment, h *
 	if err := readFull(s.log, buf[:n], pos+batchHeaderSize); err != nil {
 		return fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, err)
 	}
-	typ, ok := controlType(buf[:n])
-	if !ok || typ != controlAbort {
+	typ, ce, ok := controlRecord(buf[:n])
+	if e := ps.m[h.producerID]; e != nil && ok {
+		e.coordinatorEpoch = ce
+	}
+	if !ok || typ != controlAbort || first < 0 {
 		return nil
 	}
 	lso := int64(-1)

@@ -168,7 +168,10 @@ func TestMarkerLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		typ, ok := controlType(b[batchHeaderSize:])
+		typ, ce, ok := controlRecord(b[batchHeaderSize:])
+		if ce != 9 {
+			t.Fatalf("coordinator epoch %d, want 9", ce)
+		}
 		want := int16(controlAbort)
 		if commit {
 			want = controlCommit
