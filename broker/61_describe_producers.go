@@ -6,8 +6,8 @@ package broker
 // * The producer state of each partition (log.Producers): producer id,
 //   epoch, last sequence, last timestamp and the first offset of its open
 //   transaction (-1 if none), sorted by producer id. CoordinatorEpoch is
-//   -1 (markers carry 0 here, Kafka answers -1 when unknown). Unknown
-//   partition: UNKNOWN_TOPIC_OR_PARTITION.
+//   that of the producer's last marker (0 for this node's coordinator; -1
+//   before any marker). Unknown partition: UNKNOWN_TOPIC_OR_PARTITION.
 
 import (
 	"sort"
@@ -42,7 +42,7 @@ func handleDescribeProducers(r *request, kreq kmsg.Request) (kmsg.Response, erro
 				for _, pi := range ps {
 					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 					ap.ProducerID, ap.ProducerEpoch, ap.LastSequence = pi.ProducerID, int32(pi.Epoch), pi.LastSequence
-					ap.LastTimestamp, ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = pi.LastTimestamp, -1, pi.CurrentTxnFirstOff
+					ap.LastTimestamp, ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = pi.LastTimestamp, pi.CoordinatorEpoch, pi.CurrentTxnFirstOff
 					rp.ActiveProducers = append(rp.ActiveProducers, ap)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/brokertest"
+	"sharq/config"
 )
 
 // Tests in this file drive transactions with franz-go's transactional
@@ -398,5 +399,46 @@ func TestTxnRestart(t *testing.T) {
 	}
 	if got := consumeAll(t, b, "rs", true, 2); fmt.Sprint(got) != "[committed after]" {
 		t.Fatalf("read_committed after restart = %v", got)
+	}
+}
+
+// A transaction open longer than its transaction.timeout.ms is aborted by
+// the coordinator (every transaction.abort.timed.out.transaction.cleanup.
+// interval.ms) and its producer fenced: its commit fails, read_committed
+// sees none of it, the LSO moves on.
+func TestTxnTimeoutAborts(t *testing.T) {
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.TransactionAbortTimedOutIntervalMs = 20 }))
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "slow", 1, nil)
+	ctx := testCtx(t)
+	p := txnProducer(t, b, "slow-id", kgo.DefaultProduceTopic("slow"), kgo.TransactionTimeout(200*time.Millisecond))
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(ctx, kgo.StringRecord("late")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b)
+	for {
+		req := kmsg.NewPtrDescribeTransactionsRequest()
+		req.TransactionalIDs = []string{"slow-id"}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := resp.TransactionStates[0].State; s == "CompleteAbort" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the transaction was never aborted")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the coordinator's timer
+	}
+	err := p.EndTransaction(ctx, kgo.TryCommit)
+	if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("commit after the timeout: %v, want a fencing error", err)
+	}
+	if lso, hw := listLatest(t, b, "slow", 1), listLatest(t, b, "slow", 0); lso != 2 || hw != 2 {
+		t.Fatalf("LSO %d HW %d, want 2 (the record and the abort marker)", lso, hw)
 	}
 }

@@ -63,6 +63,16 @@ var scenarios = []scenario{
 		requires: shareCheckAPIs},
 	{name: "share-check-4.1", run: scenarioShareCheck("kafka-clients-"+ClientsVersion41, "kafka-clients-"+ClientsVersion41+".jar", ClientsVersion41, false),
 		requires: shareCheckAPIs},
+	// Transactions (java/TxnCheck.java): KafkaProducer commit, abort,
+	// sendOffsetsToTransaction and zombie fencing; read_committed consumer.
+	{name: "txn-check", run: scenarioTxnCheck, requires: []int16{
+		22, 24, 25, 26, 28, // InitProducerId, AddPartitions/AddOffsetsToTxn, EndTxn, TxnOffsetCommit
+	}},
+	// kafka-transactions.sh list/describe/describe-producers/find-hanging/
+	// abort (txntool_test.go).
+	{name: "txn-tool", run: scenarioTxnTool, requires: []int16{
+		22, 26, 27, 61, 65, 66, // InitProducerId, EndTxn, WriteTxnMarkers, DescribeProducers, Describe/ListTransactions
+	}},
 	// The Strimzi demo (sharedemo_test.go): three console share consumers.
 	{name: "share-demo", run: scenarioShareDemo, requires: []int16{
 		10, 44, // coordinator, group config

@@ -46,7 +46,6 @@ func txnCheckClasspath(t *testing.T) []string {
 	return c.cp
 }
 
-
 func scenarioTxnCheck(t *testing.T, tg Target) {
 	cp := txnCheckClasspath(t)
 	j := needJava(t)
