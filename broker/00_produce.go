@@ -57,6 +57,11 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		} else {
 			topic = img.Topics[rt.Topic]
 		}
+		name := rt.Topic
+		if topic != nil {
+			name = topic.Name
+		}
+		allowed := r.authorize(resTopic, name, opWrite)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -69,8 +74,12 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			switch {
 			case badAcks:
 				sp.ErrorCode = errInvalidRequiredAcks
+			case req.TransactionID != nil && !r.authorize(resTransactionalID, *req.TransactionID, opWrite):
+				sp.ErrorCode = errTransactionalIDAuthFailed
 			case topic == nil && r.version >= 13:
 				sp.ErrorCode = errUnknownTopicID
+			case !allowed:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			case txnCodes != nil && txnCodes[txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition}] != 0:
@@ -144,8 +153,8 @@ func checkSingleBatch(records []byte, version int16) string {
 // produce in the coordinator, once for the whole request. It returns the
 // error code per partition that must not be appended, nil if none.
 func (r *request) produceTxnCheck(req *kmsg.ProduceRequest, img *raftmeta.Image, badAcks bool) map[txn.TopicPartition]int16 {
-	if badAcks {
-		return nil
+	if badAcks || req.TransactionID != nil && !r.authorize(resTransactionalID, *req.TransactionID, opWrite) {
+		return nil // answered per partition by handleProduce
 	}
 	var tps []txn.TopicPartition
 	var codes map[txn.TopicPartition]int16
@@ -157,7 +166,7 @@ func (r *request) produceTxnCheck(req *kmsg.ProduceRequest, img *raftmeta.Image,
 		} else {
 			topic = img.Topics[rt.Topic]
 		}
-		if topic == nil {
+		if topic == nil || !r.authorize(resTopic, topic.Name, opWrite) {
 			continue
 		}
 		for _, rp := range rt.Partitions {

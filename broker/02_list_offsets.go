@@ -61,6 +61,8 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			switch {
 			case seen[tp{rt.Topic, rp.Partition}] > 1:
 				sp.ErrorCode = errInvalidRequest
+			case !r.authorize(resTopic, rt.Topic, opDescribe):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			default:

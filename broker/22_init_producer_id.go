@@ -10,6 +10,9 @@ package broker
 //   a producer id, a known one an epoch bump that fences older producers;
 //   an open transaction is aborted first. Empty id: INVALID_REQUEST; a
 //   timeout above transaction.max.timeout.ms: INVALID_TRANSACTION_TIMEOUT.
+// * ACLs: WRITE on the transactional id (else
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer needs
+//   IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
 // * v3+: ProducerId/ProducerEpoch (KIP-360) name the producer's current
 //   identity; only one of them set is INVALID_REQUEST.
 
@@ -27,6 +30,12 @@ func handleInitProducerID(r *request, kreq kmsg.Request) (kmsg.Response, error) 
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID == nil {
+		// An idempotent producer needs IDEMPOTENT_WRITE on the cluster or
+		// WRITE on some topic (Kafka's authorizeByResourceType).
+		if !r.authorizeCluster(opIdempotentWrite) && !r.authorizeAnyOfType(resTopic, opWrite) {
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return resp, nil
+		}
 		id, err := r.s.producerIDs.Next(r.ctx)
 		if err != nil {
 			r.s.logger.Warn("allocate producer id", "err", err)
@@ -34,6 +43,10 @@ func handleInitProducerID(r *request, kreq kmsg.Request) (kmsg.Response, error) 
 			return resp, nil
 		}
 		resp.ProducerID, resp.ProducerEpoch = id, 0
+		return resp, nil
+	}
+	if !r.authorize(resTransactionalID, *req.TransactionalID, opWrite) {
+		resp.ErrorCode = errTransactionalIDAuthFailed
 		return resp, nil
 	}
 	var expected *txn.ProducerIDAndEpoch

@@ -12,11 +12,17 @@ package broker
 //   VerifyOnly (v4+) checks membership without adding
 //   (TRANSACTION_ABORTABLE for a partition not in the transaction).
 //
+// * ACLs: v0-3 WRITE on the transactional id
+//   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and on each topic
+//   (TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED); v4+
+//   CLUSTER_ACTION (top-level CLUSTER_AUTHORIZATION_FAILED).
+//
 // Version notes:
 // * v2: PRODUCER_FENCED instead of INVALID_PRODUCER_EPOCH; v3: flexible;
 //   v4: batched transactions (KIP-890); v5: TRANSACTION_ABORTABLE.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/txn"
@@ -53,7 +59,33 @@ func handleAddPartitionsToTxn(r *request, kreq kmsg.Request) (kmsg.Response, err
 				tps = append(tps, txn.TopicPartition{Topic: t.Topic, Partition: p})
 			}
 		}
-		codes := run(req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, tps)
+		var codes map[txn.TopicPartition]int16
+		if !r.authorize(resTransactionalID, req.TransactionalID, opWrite) {
+			codes = map[txn.TopicPartition]int16{}
+			for _, tp := range tps {
+				codes[tp] = errTransactionalIDAuthFailed
+			}
+		} else {
+			// Kafka: topics without WRITE fail the call, the others are
+			// OPERATION_NOT_ATTEMPTED.
+			for _, tp := range tps {
+				if !r.authorize(resTopic, tp.Topic, opWrite) {
+					if codes == nil {
+						codes = map[txn.TopicPartition]int16{}
+					}
+					codes[tp] = kerr.TopicAuthorizationFailed.Code
+				}
+			}
+			if codes != nil {
+				for _, tp := range tps {
+					if codes[tp] == 0 {
+						codes[tp] = kerr.OperationNotAttempted.Code
+					}
+				}
+			} else {
+				codes = run(req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, tps)
+			}
+		}
 		for _, t := range req.Topics {
 			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
 			rt.Topic = t.Topic
@@ -65,6 +97,11 @@ func handleAddPartitionsToTxn(r *request, kreq kmsg.Request) (kmsg.Response, err
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
+		return resp, nil
+	}
+	// v4+ is the broker-to-coordinator form: CLUSTER_ACTION.
+	if !r.authorizeCluster(opClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
 	for _, tr := range req.Transactions {

@@ -8,11 +8,13 @@ package broker
 //   Kafka's admin abortTransaction, kafka-transactions.sh abort, sends it
 //   directly). An unknown partition: UNKNOWN_TOPIC_OR_PARTITION; a marker
 //   older than the producer's epoch: INVALID_PRODUCER_EPOCH.
+// * ACLs: CLUSTER_ACTION (CLUSTER_AUTHORIZATION_FAILED for every partition).
 //
 // Version notes:
 // * v1: flexible; v2: TransactionVersion (KIP-1228), not needed here.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -23,6 +25,7 @@ func init() { regKey(27, 0, 2, handleWriteTxnMarkers) }
 func handleWriteTxnMarkers(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.WriteTxnMarkersRequest)
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	denied := !r.authorizeCluster(opClusterAction)
 	for _, m := range req.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = m.ProducerID
@@ -34,7 +37,9 @@ func handleWriteTxnMarkers(r *request, kreq kmsg.Request) (kmsg.Response, error)
 				rp.Partition = part
 				p := r.s.partitionFor(t.Topic, part)
 				topic := r.s.meta.Image().Topics[t.Topic]
-				if p == nil || topic == nil || int(part) >= len(topic.Partitions) {
+				if denied {
+					rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+				} else if p == nil || topic == nil || int(part) >= len(topic.Partitions) {
 					rp.ErrorCode = errUnknownTopicOrPartition
 				} else {
 					epoch := topic.Partitions[part].LeaderEpoch

@@ -14,6 +14,9 @@ package broker
 //   adds it implicitly. Producer errors come from the coordinator
 //   (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS).
 // * Unknown partitions: UNKNOWN_TOPIC_OR_PARTITION.
+// * ACLs: WRITE on the transactional id, READ on the group
+//   (GROUP_AUTHORIZATION_FAILED) and on each topic
+//   (TOPIC_AUTHORIZATION_FAILED).
 //
 // Version notes:
 // * v2: leader epoch; v3: flexible, member id, generation, instance id;
@@ -43,7 +46,12 @@ func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error)
 	}
 	for i, t := range req.Topics {
 		codes[i] = make([]int16, len(t.Partitions))
+		readable := r.authorize(resTopic, t.Topic, opRead)
 		for j, p := range t.Partitions {
+			if !readable {
+				codes[i][j] = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if !partitionExists(img, t.Topic, p.Partition) {
 				codes[i][j] = errUnknownTopicOrPartition
 				continue
@@ -60,6 +68,10 @@ func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error)
 	var gcode int16
 	tc := r.s.coord.txn
 	switch {
+	case !r.authorize(resTransactionalID, req.TransactionalID, opWrite):
+		gcode = errTransactionalIDAuthFailed
+	case !r.authorize(resGroup, req.Group, opRead):
+		gcode = kerr.GroupAuthorizationFailed.Code
 	case req.Group == "":
 		gcode = kerr.InvalidGroupID.Code
 	case r.version >= 5:

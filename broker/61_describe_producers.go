@@ -8,10 +8,12 @@ package broker
 //   transaction (-1 if none), sorted by producer id. CoordinatorEpoch is
 //   that of the producer's last marker (0 for this node's coordinator; -1
 //   before any marker). Unknown partition: UNKNOWN_TOPIC_OR_PARTITION.
+// * ACLs: READ on the topic (TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -31,7 +33,9 @@ func handleDescribeProducers(r *request, kreq kmsg.Request) (kmsg.Response, erro
 			p := r.s.partitionFor(t.Topic, part)
 			var l *log.Log
 			var err error
-			if p == nil {
+			if !r.authorize(resTopic, t.Topic, opRead) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if p == nil {
 				rp.ErrorCode = errUnknownTopicOrPartition
 			} else if l, err = p.acquire(); err != nil {
 				rp.ErrorCode = log.ErrorCode(err)

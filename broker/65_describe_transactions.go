@@ -9,6 +9,9 @@ package broker
 //   as Kafka shows them, as their __consumer_offsets partition
 //   (abs(hashCode(group)) % 50). Unknown id: TRANSACTIONAL_ID_NOT_FOUND;
 //   empty id: INVALID_REQUEST.
+// * ACLs: DESCRIBE on the transactional id
+//   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); topics the caller may not
+//   describe are left out.
 
 import (
 	"sort"
@@ -45,6 +48,11 @@ func handleDescribeTransactions(r *request, kreq kmsg.Request) (kmsg.Response, e
 	for _, id := range req.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
+		if !r.authorize(resTransactionalID, id, opDescribe) {
+			st.ErrorCode = errTransactionalIDAuthFailed
+			resp.TransactionStates = append(resp.TransactionStates, st)
+			continue
+		}
 		d, err := r.s.coord.txn.Describe(id)
 		if err != nil {
 			st.ErrorCode = txnErrorCode(r, err, 0)
@@ -68,6 +76,9 @@ func handleDescribeTransactions(r *request, kreq kmsg.Request) (kmsg.Response, e
 		}
 		sort.Strings(topics)
 		for _, t := range topics {
+			if !r.authorize(resTopic, t, opDescribe) {
+				continue // Kafka leaves out topics the caller may not describe
+			}
 			ps := byTopic[t]
 			sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
 			st.Topics = append(st.Topics, kmsg.DescribeTransactionsResponseTransactionStateTopic{Topic: t, Partitions: ps})

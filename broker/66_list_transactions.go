@@ -9,6 +9,7 @@ package broker
 //   transactions running longer than it, measured from their start as
 //   Kafka does, and (v2+) an RE2 pattern on the id (a bad pattern:
 //   INVALID_REGULAR_EXPRESSION).
+// * ACLs: only transactional ids the caller may DESCRIBE are listed.
 
 import (
 	"regexp"
@@ -43,6 +44,9 @@ func handleListTransactions(r *request, kreq kmsg.Request) (kmsg.Response, error
 	}
 	resp.UnknownStateFilters = unknown
 	for _, d := range list {
+		if !r.authorize(resTransactionalID, d.ID, opDescribe) {
+			continue // only what the caller may describe, as Kafka
+		}
 		resp.TransactionStates = append(resp.TransactionStates, kmsg.ListTransactionsResponseTransactionState{
 			TransactionalID: d.ID, ProducerID: d.Metadata.ProducerID, TransactionState: d.Metadata.State.String(),
 		})

@@ -14,6 +14,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ import (
 	"sharq/config"
 	"sharq/log"
 	"sharq/raftmeta"
+	"sharq/raftmeta/acl"
 	"sharq/txn"
 )
 
@@ -49,7 +51,9 @@ type Server struct {
 	cancel context.CancelFunc
 
 	listeners  []net.Listener
-	advertised []config.Listener // with the ports really bound
+	advertised []config.Listener  // with the ports really bound
+	security   []listenerSecurity // per listener, as cfg.Listeners: auth.go
+	authz      *acl.Authorizer    // nil: no authorizer configured (authz.go)
 
 	partsMu sync.RWMutex
 	topics  map[string]*topicParts // open partition logs by topic name
@@ -107,6 +111,10 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 	if err != nil {
 		return nil, err
 	}
+	sec, err := buildListenerSecurity(cfg)
+	if err != nil {
+		return nil, err
+	}
 	state := openStateDB(cfg.LogDirs, logger)
 	meta, err := raftmeta.Open(raftmeta.Config{
 		Dir:       filepath.Join(cfg.LogDirs, "meta"),
@@ -139,6 +147,8 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		logs:          logs,
 		ctx:           ctx,
 		cancel:        cancel,
+		security:      sec,
+		authz:         newAuthorizer(cfg),
 		topics:        make(map[string]*topicParts),
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
@@ -147,6 +157,11 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
+		state.discard()
+		s.closeStores()
+		return nil, err
+	}
+	if err := s.bootstrapScram(); err != nil {
 		state.discard()
 		s.closeStores()
 		return nil, err
@@ -266,6 +281,10 @@ func (s *Server) acceptLoop(ln net.Listener, idx int) {
 		backoff = 0
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
+		}
+		if tc := s.security[idx].tls; tc != nil {
+			// The handshake runs on the connection's goroutine (startSecurity).
+			nc = tls.Server(nc, tc)
 		}
 		c := s.newConn(nc, idx)
 		s.connsMu.Lock()
