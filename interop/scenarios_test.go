@@ -68,6 +68,10 @@ var scenarios = []scenario{
 	{name: "txn-check", run: scenarioTxnCheck, requires: []int16{
 		22, 24, 25, 26, 28, // InitProducerId, AddPartitions/AddOffsetsToTxn, EndTxn, TxnOffsetCommit
 	}},
+	// Kafka Streams exactly_once_v2 word count (streams_test.go).
+	{name: "streams-eos", run: scenarioStreamsEOS, requires: []int16{
+		22, 24, 25, 26, 28, 11, 14, // transactions and the classic group protocol
+	}},
 	// kafka-transactions.sh list/describe/describe-producers/find-hanging/
 	// abort (txntool_test.go).
 	{name: "txn-tool", run: scenarioTxnTool, requires: []int16{
