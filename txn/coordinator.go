@@ -639,7 +639,7 @@ func (c *Coordinator) EndTxn(id string, pid int64, epoch int16, commit, tv2 bool
 // between the two). It returns how many it completed.
 func (c *Coordinator) CompleteUnfinished() int {
 	n := 0
-	for _, id := range c.ids_() {
+	for _, id := range c.allIDs() {
 		e, err := c.lock(id, false)
 		if err != nil || e == nil {
 			continue
@@ -660,7 +660,7 @@ func (c *Coordinator) CompleteUnfinished() int {
 func (c *Coordinator) AbortTimedOut() []string {
 	var out []string
 	now := c.nowMs()
-	for _, id := range c.ids_() {
+	for _, id := range c.allIDs() {
 		e, err := c.lock(id, false)
 		if err != nil || e == nil {
 			continue
@@ -686,7 +686,7 @@ func (c *Coordinator) ExpireIDs() []string {
 	var out []string
 	now := c.nowMs()
 	exp := c.settings().IDExpiration.Milliseconds()
-	for _, id := range c.ids_() {
+	for _, id := range c.allIDs() {
 		e, err := c.lock(id, false)
 		if err != nil || e == nil {
 			continue
@@ -737,7 +737,7 @@ func (c *Coordinator) Run(ctx context.Context, abortInterval, expireInterval tim
 	}
 }
 
-func (c *Coordinator) ids_() []string {
+func (c *Coordinator) allIDs() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]string, 0, len(c.txns))
@@ -815,7 +815,7 @@ func (c *Coordinator) List(f ListFilter) ([]Description, []string, error) {
 	}
 	now := c.nowMs()
 	var out []Description
-	for _, id := range c.ids_() {
+	for _, id := range c.allIDs() {
 		e, err := c.lock(id, false)
 		if err != nil || e == nil {
 			continue
