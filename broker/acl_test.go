@@ -61,6 +61,7 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 	br := cl.Broker(1)
 	sp := kmsg.StringPtr
 	taf, gaf, caf := kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code
+	tiaf := kerr.TransactionalIDAuthorizationFailed.Code
 	cases := []apiCase{
 		{"Produce", func() kmsg.Request {
 			r := kmsg.NewPtrProduceRequest()
@@ -329,6 +330,57 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 			r.GroupID = "sg"
 			return r
 		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DeleteShareGroupOffsetsResponse).ErrorCode} }, gaf},
+		// Transactions: alice may not use the transactional id "tx".
+		{"AddPartitionsToTxn", func() kmsg.Request {
+			// negotiated to v5, the broker-to-coordinator form
+			r := kmsg.NewPtrAddPartitionsToTxnRequest()
+			r.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{{TransactionalID: "tx"}}
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.AddPartitionsToTxnResponse).ErrorCode} }, caf},
+		{"AddOffsetsToTxn", func() kmsg.Request {
+			r := kmsg.NewPtrAddOffsetsToTxnRequest()
+			r.TransactionalID, r.Group = "tx", "g"
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode} }, tiaf},
+		{"EndTxn", func() kmsg.Request {
+			r := kmsg.NewPtrEndTxnRequest()
+			r.TransactionalID = "tx"
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.EndTxnResponse).ErrorCode} }, tiaf},
+		{"WriteTxnMarkers", func() kmsg.Request {
+			r := kmsg.NewPtrWriteTxnMarkersRequest()
+			r.Markers = []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: 1, Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "t", Partitions: []int32{0}}}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode}
+		}, caf},
+		{"TxnOffsetCommit", func() kmsg.Request {
+			r := kmsg.NewPtrTxnOffsetCommitRequest()
+			r.TransactionalID, r.Group, r.Generation = "tx", "g", -1
+			r.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0}}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode}
+		}, taf},
+		{"DescribeProducers", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeProducersRequest()
+			r.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode}
+		}, taf},
+		{"DescribeTransactions", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeTransactionsRequest()
+			r.TransactionalIDs = []string{"tx"}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode}
+		}, tiaf},
+		{"ListTransactions", func() kmsg.Request { return kmsg.NewPtrListTransactionsRequest() },
+			func(r kmsg.Response) []int16 {
+				l := r.(*kmsg.ListTransactionsResponse)
+				return []int16{l.ErrorCode, int16(len(l.TransactionStates))}
+			}, 0},
 	}
 	covered := map[int16]bool{}
 	for _, tc := range cases {

@@ -24,6 +24,7 @@ import (
 
 	"sharq/group"
 	"sharq/share"
+	"sharq/txn"
 )
 
 // coordinatorState is what openCoordinators opens (a field of Server).
@@ -34,6 +35,7 @@ type coordinatorState struct {
 	// newSharePersister), closed before stateDB.
 	shareJournal io.Closer
 	groups       *group.Coordinator
+	txn          *txn.Coordinator
 	// others are extra group directories (share groups), consulted by
 	// ListGroups, DescribeGroups and DeleteGroups after the consumer
 	// group coordinator.
@@ -120,18 +122,32 @@ func (s *Server) openCoordinators(state stateDB) error {
 		db.Close()
 		return fmt.Errorf("open group coordinator: %w", err)
 	}
-	s.coord.stateDB, s.coord.stateDir, s.coord.groups = db, dir, gc
+	tc, err := s.newTxnCoordinator(db, gc)
+	if err != nil {
+		gc.Close()
+		db.Close()
+		return fmt.Errorf("open transaction coordinator: %w", err)
+	}
+	s.coord.stateDB, s.coord.stateDir, s.coord.groups, s.coord.txn = db, dir, gc, tc
 	interval := time.Duration(s.cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond
-	s.bgWG.Add(1)
+	s.bgWG.Add(2)
 	go func() {
 		defer s.bgWG.Done()
 		gc.RunExpiry(s.ctx, interval)
+	}()
+	go func() {
+		defer s.bgWG.Done()
+		ms := func(v int32) time.Duration { return time.Duration(v) * time.Millisecond }
+		tc.Run(s.ctx, ms(s.cfg.TransactionAbortTimedOutIntervalMs), ms(s.cfg.TransactionRemoveExpiredIntervalMs))
 	}()
 	return nil
 }
 
 // closeCoordinators flushes and closes what openCoordinators opened.
 func (s *Server) closeCoordinators() error {
+	if s.coord.txn != nil {
+		s.coord.txn.Close()
+	}
 	if s.coord.groups != nil {
 		s.coord.groups.Close()
 	}

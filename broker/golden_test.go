@@ -152,6 +152,49 @@ func TestGoldenWire(t *testing.T) {
 		dl.Topics = append(dl.Topics, kmsg.DeleteShareGroupOffsetsRequestTopic{Topic: "t"})
 		cases = append(cases, tc{"92_delete_share_group_offsets_unknown_v0", dl})
 	}
+	// Transaction APIs for an unknown transactional id.
+	{
+		ap := kmsg.NewPtrAddPartitionsToTxnRequest()
+		ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = 3, "no-such-txn", 1, 0
+		ap.Topics = append(ap.Topics, kmsg.AddPartitionsToTxnRequestTopic{Topic: "t", Partitions: []int32{0}})
+		cases = append(cases, tc{"24_add_partitions_to_txn_unknown_topic_v3", ap})
+		ap4 := kmsg.NewPtrAddPartitionsToTxnRequest()
+		ap4.Version = 5
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.ProducerID, tx.VerifyOnly = "no-such-txn", 1, true
+		tx.Topics = append(tx.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: "t", Partitions: []int32{0}})
+		ap4.Transactions = append(ap4.Transactions, tx)
+		cases = append(cases, tc{"24_add_partitions_to_txn_verify_unknown_v5", ap4})
+		ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+		ao.Version, ao.TransactionalID, ao.ProducerID, ao.Group = 4, "no-such-txn", 1, "g"
+		cases = append(cases, tc{"25_add_offsets_to_txn_unknown_v4", ao})
+		for _, v := range []int16{1, 5} {
+			et := kmsg.NewPtrEndTxnRequest()
+			et.Version, et.TransactionalID, et.ProducerID, et.Commit = v, "no-such-txn", 1, true
+			cases = append(cases, tc{"26_end_txn_unknown_v" + itoa(int32(v)), et})
+		}
+		wm := kmsg.NewPtrWriteTxnMarkersRequest()
+		wm.Version = 1
+		m := kmsg.NewWriteTxnMarkersRequestMarker()
+		m.ProducerID, m.Committed = 1, false
+		m.Topics = append(m.Topics, kmsg.WriteTxnMarkersRequestMarkerTopic{Topic: "no-such-topic", Partitions: []int32{0}})
+		wm.Markers = append(wm.Markers, m)
+		cases = append(cases, tc{"27_write_txn_markers_unknown_topic_v1", wm})
+		oc := kmsg.NewPtrTxnOffsetCommitRequest()
+		oc.Version, oc.TransactionalID, oc.Group, oc.ProducerID, oc.Generation = 5, "no-such-txn", "g", 1, -1
+		cases = append(cases, tc{"28_txn_offset_commit_unknown_v5", oc})
+		dp := kmsg.NewPtrDescribeProducersRequest()
+		dp.Topics = append(dp.Topics, kmsg.DescribeProducersRequestTopic{Topic: "no-such-topic", Partitions: []int32{0}})
+		cases = append(cases, tc{"61_describe_producers_unknown_v0", dp})
+		dt := kmsg.NewPtrDescribeTransactionsRequest()
+		dt.TransactionalIDs = []string{"no-such-txn", ""}
+		cases = append(cases, tc{"65_describe_transactions_unknown_v0", dt})
+		for _, v := range []int16{0, 2} {
+			lt := kmsg.NewPtrListTransactionsRequest()
+			lt.Version, lt.StateFilters = v, []string{"Ongoing", "NoSuchState"}
+			cases = append(cases, tc{"66_list_transactions_v" + itoa(int32(v)), lt})
+		}
+	}
 	// SASL APIs on a PLAINTEXT listener: ILLEGAL_SASL_STATE, as KafkaApis.
 	{
 		h := kmsg.NewPtrSASLHandshakeRequest()

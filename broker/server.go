@@ -33,6 +33,7 @@ import (
 	"sharq/raftmeta"
 	"sharq/raftmeta/acl"
 	"sharq/share"
+	"sharq/txn"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -66,7 +67,7 @@ type Server struct {
 	// are written before and only read after. See loadCoordinators.
 	coordReady  chan struct{}
 	coordErr    error
-	producerIDs producerIDAllocator
+	producerIDs *txn.IDAllocator
 
 	metrics   *metrics
 	reqBytes  *requestBytes // queued.max.request.bytes: reqbytes.go
@@ -154,7 +155,7 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
 		reqBytes:      newRequestBytes(cfg.QueuedMaxRequestBytes),
 	}
-	s.producerIDs.s = s
+	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
 		state.discard()

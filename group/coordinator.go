@@ -94,6 +94,9 @@ type Coordinator struct {
 		classic  map[string]*classicGroup
 		consumer map[string]*consumerGroup
 		offsets  map[string]map[TopicPartition]Offset
+		// pending are offsets staged by open transactions, by group and
+		// producer id (txn.go).
+		pending map[string]map[int64]map[TopicPartition]Offset
 		// emptySince is when a group last became empty (offset expiry
 		// counts from there, as Kafka's currentStateTimestamp).
 		emptySince map[string]time.Time
@@ -125,6 +128,11 @@ func New(cfg Config) (*Coordinator, error) {
 	c.mu.classic = map[string]*classicGroup{}
 	c.mu.consumer = map[string]*consumerGroup{}
 	c.mu.offsets = offs
+	if ts, ok := cfg.Store.(TxnStore); ok {
+		if c.mu.pending, err = ts.LoadTxn(); err != nil {
+			return nil, fmt.Errorf("group coordinator: %w", err)
+		}
+	}
 	c.mu.emptySince = map[string]time.Time{}
 	return c, nil
 }

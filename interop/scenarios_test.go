@@ -71,6 +71,20 @@ var scenarios = []scenario{
 		1, 19, 44, // Fetch, CreateTopics, group configs
 		76, 78, 79, // ShareGroupHeartbeat, ShareFetch, ShareAcknowledge
 	}},
+	// Transactions (java/TxnCheck.java): KafkaProducer commit, abort,
+	// sendOffsetsToTransaction and zombie fencing; read_committed consumer.
+	{name: "txn-check", run: scenarioTxnCheck, requires: []int16{
+		22, 24, 25, 26, 28, // InitProducerId, AddPartitions/AddOffsetsToTxn, EndTxn, TxnOffsetCommit
+	}},
+	// Kafka Streams exactly_once_v2 word count (streams_test.go).
+	{name: "streams-eos", run: scenarioStreamsEOS, requires: []int16{
+		22, 24, 25, 26, 28, 11, 14, // transactions and the classic group protocol
+	}},
+	// kafka-transactions.sh list/describe/describe-producers/find-hanging/
+	// abort (txntool_test.go).
+	{name: "txn-tool", run: scenarioTxnTool, requires: []int16{
+		22, 26, 27, 61, 65, 66, // InitProducerId, EndTxn, WriteTxnMarkers, DescribeProducers, Describe/ListTransactions
+	}},
 	// The Strimzi demo (sharedemo_test.go): three console share consumers.
 	{name: "share-demo", run: scenarioShareDemo, requires: []int16{
 		10, 44, // coordinator, group config

@@ -75,7 +75,9 @@ type Log struct {
 		epochs   epochCache
 		closed   bool
 		failed   error // sticky storage failure (fsyncgate: never retry)
+		// txn: open transactions and the aborted index (txn.go)
 	}
+	txn txnState // guarded by mu, written with appendMu held
 
 	// gc is the group commit state: offsets below gc.offset are durable.
 	// One waiter at a time becomes the syncer; the others wait on cond and
@@ -215,6 +217,12 @@ func (l *Log) hwLocked() int64 {
 // Append validates one v2 RecordBatch as produced, assigns its offsets and
 // leader epoch in place and writes it. See api.go for the contract.
 func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
+	return l.appendBatch(batch, leaderEpoch, false)
+}
+
+// appendBatch is Append; marker is set for the control batches AppendMarker
+// builds (no sequence, allowed control bit).
+func (l *Log) appendBatch(batch []byte, leaderEpoch int32, marker bool) (AppendResult, error) {
 	res := AppendResult{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1}
 	l.appendMu.Lock()
 	l.mu.RLock()
@@ -235,14 +243,20 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 		beforeMaxMs:     cfg.TimestampBeforeMaxMs,
 		afterMaxMs:      cfg.TimestampAfterMaxMs,
 		nowMs:           nowMs,
-		requireSequence: true,
+		requireSequence: !marker,
+		allowControl:    marker,
 	}
 	h, maxRecTs, err := validateBatch(batch, &lim)
 	if err != nil {
 		l.appendMu.Unlock()
 		return res, err
 	}
-	if h.ProducerID >= 0 {
+	if marker {
+		if err := l.producers.checkMarker(&h); err != nil {
+			l.appendMu.Unlock()
+			return res, err
+		}
+	} else if h.ProducerID >= 0 {
 		if orig, dup := l.producers.duplicate(&h); dup {
 			l.appendMu.Unlock()
 			res.BaseOffset = orig.firstOffset
@@ -312,7 +326,12 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 	logStart = l.mu.logStart
 	l.mu.Unlock()
 	l.size.Add(int64(h.Size))
-	l.producers.update(&h)
+	if txnFirst := l.producers.update(&h); h.Attributes&attrTransactional != 0 {
+		if err := l.afterTxnAppend(&h, txnFirst, batch); err != nil {
+			l.appendMu.Unlock()
+			return res, err
+		}
+	}
 
 	wait := cfg.FlushMessages == 1
 	if cfg.FlushMessages > 1 {
@@ -690,6 +709,11 @@ func (l *Log) pruneSnapshots(keep int64) {
 // Read appends to dst whole batches from the one containing offset; see
 // api.go for the contract.
 func (l *Log) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
+	return l.read(offset, maxBytes, dst, false)
+}
+
+// read is Read; committed bounds it by the last stable offset.
+func (l *Log) read(offset int64, maxBytes int32, dst []byte, committed bool) ([]byte, error) {
 	l.mu.RLock()
 	if err := l.usableLocked(); err != nil {
 		l.mu.RUnlock()
@@ -701,6 +725,9 @@ func (l *Log) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
 		return dst, fmt.Errorf("%w: offset %d is outside [%d, %d] of %s-%d", ErrOffsetOutOfRange, offset, ls, le, l.topic, l.partition)
 	}
 	hw := l.hwLocked()
+	if committed {
+		hw = l.lsoLocked()
+	}
 	if offset >= hw {
 		l.mu.RUnlock()
 		return dst, nil
@@ -1017,12 +1044,14 @@ func (l *Log) deleteSegmentsLocked(pred func(s, next *segment) bool, reason stri
 		l.mu.logStart = first
 	}
 	newStart := l.mu.logStart
+	l.dropAbortedBelowLocked(l.mu.segs[0].base)
 	l.mu.Unlock()
 	for _, s := range doomed {
 		// .log first: index files without a .log are removed on open
 		l.removeFile(segmentName(s.base, logSuffix))
 		l.removeFile(segmentName(s.base, indexSuffix))
 		l.removeFile(segmentName(s.base, timeIndexSuffix))
+		l.removeFile(segmentName(s.base, txnIndexSuffix))
 		l.size.Add(-s.size.Load())
 		l.logger.Info("deleted segment", "file", s.logPath, "reason", reason, "bytes", s.size.Load(), "log_start_offset", newStart)
 		s.release() // files close when the last reader is done
@@ -1428,6 +1457,7 @@ func removeNewestFirst(l *Log, doomed []*segment) {
 		l.removeFile(segmentName(d.base, logSuffix))
 		l.removeFile(segmentName(d.base, indexSuffix))
 		l.removeFile(segmentName(d.base, timeIndexSuffix))
+		l.removeFile(segmentName(d.base, txnIndexSuffix))
 	}
 }
 

@@ -814,6 +814,8 @@ func (l *Log) rebuildProducerState(snapshots []int64, leo int64) (bool, error) {
 	// mu, write the cache back under it.
 	changed := false
 	epochs := append(epochCache(nil), l.mu.epochs...)
+	var aborted []abortedTxn
+	var replayErr error
 	for _, s := range l.mu.segs {
 		if s.next <= from || s.size.Load() == 0 {
 			continue
@@ -822,17 +824,25 @@ func (l *Log) rebuildProducerState(snapshots []int64, leo int64) (bool, error) {
 			if h.LastOffset() < from {
 				return
 			}
-			ps.update(h)
+			if first := ps.update(h); h.Attributes&attrControl != 0 && replayErr == nil {
+				replayErr = l.replayMarker(&aborted, &ps, s, h, pos, first)
+			}
 			if h.LeaderEpoch >= 0 && h.LeaderEpoch > epochs.latest() {
 				epochs.assign(h.LeaderEpoch, h.BaseOffset)
 				changed = true
 			}
 		})
+		if err == nil {
+			err = replayErr
+		}
 		if err != nil {
 			return false, err
 		}
 	}
 	l.producers = ps
+	if err := l.resetTxnState(from, aborted); err != nil {
+		return false, err
+	}
 	if changed {
 		l.mu.Lock()
 		l.mu.epochs = epochs
