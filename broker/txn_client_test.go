@@ -250,7 +250,7 @@ func TestTxnAdmin(t *testing.T) {
 	adm := newAdmin(t, b)
 	mustCreateTopic(t, adm, "adm", 2, nil)
 	ctx := testCtx(t)
-	p := txnProducer(t, b, "adm-id")
+	p := txnProducer(t, b, "adm-id", kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
