@@ -122,6 +122,25 @@ func (p *partition) HighWatermark() int64 {
 	return -1
 }
 
+func (p *partition) LastStableOffset() int64 {
+	if l := p.log(); l != nil {
+		return l.LastStableOffset()
+	}
+	return p.HighWatermark()
+}
+
+// AbortedTransactions converts log's entries to share's (same fields).
+func (p *partition) AbortedTransactions(from, upTo int64, dst []share.AbortedTxn) []share.AbortedTxn {
+	l := p.log()
+	if l == nil {
+		return dst
+	}
+	for _, a := range l.AbortedTransactions(from, upTo, nil) {
+		dst = append(dst, share.AbortedTxn{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+	}
+	return dst
+}
+
 func (p *partition) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
 	l := p.log()
 	if l == nil {

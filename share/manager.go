@@ -68,6 +68,12 @@ type Logs interface {
 type PartitionLog interface {
 	LogStartOffset() int64
 	HighWatermark() int64
+	// LastStableOffset is the end for read_committed: the first offset of
+	// the oldest open transaction, or the high watermark.
+	LastStableOffset() int64
+	// AbortedTransactions appends the aborted transactions overlapping
+	// [from, upTo) to dst, as a read_committed Fetch returns them.
+	AbortedTransactions(from, upTo int64, dst []AbortedTxn) []AbortedTxn
 	// Read appends whole v2 batches from offset, about maxBytes of them
 	// (the first batch whole even if bigger), to dst.
 	Read(offset int64, maxBytes int32, dst []byte) ([]byte, error)
@@ -398,6 +404,9 @@ func (m *Manager) initLocked(p *part, lg PartitionLog, st *Settings) pendingWrit
 	}
 	b := Bounds{LogStart: lg.LogStartOffset(), HighWatermark: lg.HighWatermark()}
 	b.LastStable = b.HighWatermark
+	if st.ReadCommitted {
+		b.LastStable = lg.LastStableOffset()
+	}
 	byDuration := int64(-1)
 	if reset == ResetByDuration {
 		off, _, err := lg.OffsetForTimestamp(m.clock.Now().Add(-dur).UnixMilli())

@@ -138,6 +138,7 @@ type Scratch struct {
 	buf     []byte
 	ar      AcquireResult
 	src     RawBatches
+	aborted []AbortedTxn
 	wake    chan struct{}
 }
 
@@ -619,8 +620,16 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 	hw := lg.HighWatermark()
 	from := max(p.sp.NextFetchOffset(), logStart)
 	bounds := Bounds{LogStart: logStart, HighWatermark: hw, LastStable: hw}
+	end := hw
+	rc := p.sp.Config().ReadCommitted
+	if rc {
+		// Kafka's read_committed share fetch: the LSO bounds acquisition.
+		end = lg.LastStableOffset()
+		bounds.LastStable = end
+	}
 	var data []byte
-	if from < hw {
+	var aborted []AbortedTxn
+	if from < end {
 		before := len(sc.buf)
 		out, err := lg.Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), sc.buf)
 		if err != nil {
@@ -636,8 +645,12 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 		data = out[before:len(out):len(out)]
 		sc.buf = out
 		p.noteRead(data)
+		if rc {
+			sc.aborted = lg.AbortedTransactions(from, end, sc.aborted[:0])
+			aborted = sc.aborted
+		}
 	}
-	sc.src.Reset(from, data, bounds, nil)
+	sc.src.Reset(from, data, bounds, aborted)
 	eff, err := p.sp.Acquire(member, m.clock.Now(), areq, &sc.src, &sc.ar)
 	sc.src.Reset(0, nil, Bounds{}, nil) // keep no reference to the bytes
 	if err != nil {

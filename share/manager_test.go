@@ -14,6 +14,38 @@ type memLog struct {
 	data    []byte
 	end     int64
 	watches map[chan struct{}]struct{}
+	// Transactions (tests that set them): lso < 0 means no open
+	// transaction (the LSO is the end).
+	lso     int64
+	aborted []AbortedTxn
+}
+
+// appendRaw appends prepared batches of n offsets in all.
+func (l *memLog) appendRaw(b []byte, n int) {
+	l.mu.Lock()
+	l.data = append(l.data, b...)
+	l.end += int64(n)
+	l.mu.Unlock()
+}
+
+func (l *memLog) LastStableOffset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lso > 0 && l.lso < l.end {
+		return l.lso
+	}
+	return l.end
+}
+
+func (l *memLog) AbortedTransactions(from, upTo int64, dst []AbortedTxn) []AbortedTxn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, a := range l.aborted {
+		if a.FirstOffset < upTo {
+			dst = append(dst, a)
+		}
+	}
+	return dst
 }
 
 func (l *memLog) append(n int) {
