@@ -218,13 +218,28 @@ func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		if it.diverging != nil {
 			rp.DivergingEpoch = *it.diverging
 		}
+		// Kafka never writes a null records field (librdkafka refuses one:
+		// "invalid MessageSetSize -1"), and answers read_committed with an
+		// aborted-transactions list, empty when there are none, but
+		// read_uncommitted with null.
+		rp.RecordBatches = emptyRecords
 		if it.end > it.start {
 			rp.RecordBatches = buf[it.start:it.end]
+		}
+		if req.IsolationLevel == 1 {
+			rp.AbortedTransactions = noAbortedTxns
 		}
 		cur.Partitions = append(cur.Partitions, rp)
 	}
 	return resp, nil
 }
+
+// emptyRecords and noAbortedTxns are zero-length and not nil, which kmsg
+// encodes as empty rather than null; they are shared and never appended to.
+var (
+	emptyRecords  = []byte{}
+	noAbortedTxns = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+)
 
 func nextFetchEpoch(e int32) int32 {
 	if e == 1<<31-1 {

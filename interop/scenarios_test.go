@@ -46,7 +46,9 @@ var scenarios = []scenario{
 	}},
 	// librdkafka (confluent-kafka for Python, rdkafka_test.go): produce and
 	// consume by assignment need no group APIs.
+	{name: "wire-fetch", run: scenarioWireFetch},
 	{name: "rdkafka", run: scenarioRdkafka},
+	{name: "rdkafka-eof", run: scenarioRdkafkaEOF},
 	{name: "rdkafka-group-classic", run: scenarioRdkafkaGroup("classic"), requires: []int16{
 		8, 9, 10, 11, 12, 13, 14, // offsets, coordinator, Join/Heartbeat/Leave/SyncGroup
 	}},
