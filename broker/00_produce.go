@@ -65,6 +65,9 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				r.setProduceMessage(&sp, "sharq does not support transactions yet")
 			case topic == nil && r.version >= 13:
 				sp.ErrorCode = errUnknownTopicID
+			case topic != nil && isInternalTopic(topic.Name):
+				sp.ErrorCode = errInvalidTopic
+				r.setProduceMessage(&sp, "Cannot append to internal topic "+topic.Name)
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			default:

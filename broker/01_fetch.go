@@ -277,6 +277,11 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			anyError = true
 			continue
 		}
+		if isInternalTopic(topic.Name) {
+			it.errorCode = r.s.internalTopicRead("Fetch", topic.Name)
+			anyError = true
+			continue
+		}
 		it.p = r.s.partitionFor(topic.Name, it.key.part)
 		if it.p == nil {
 			it.errorCode = errUnknownTopicOrPartition

@@ -9,6 +9,7 @@ var (
 	errUnsupportedVersion        = kerr.UnsupportedVersion.Code
 	errRebootstrapRequired       = int16(129)
 	errInvalidTopic              = kerr.InvalidTopicException.Code
+	errTopicAuthorizationFailed  = kerr.TopicAuthorizationFailed.Code
 	errUnknownTopicID            = kerr.UnknownTopicID.Code
 	errTopicAlreadyExists        = kerr.TopicAlreadyExists.Code
 	errInvalidPartitions         = kerr.InvalidPartitions.Code

@@ -51,7 +51,11 @@ type Server struct {
 	advertised []config.Listener // with the ports really bound
 
 	partsMu sync.RWMutex
-	topics  map[string]*topicParts // open partition logs by topic name
+	// internalMu serialises the creation of internal topics;
+	// internalWarned is when a refused read of one was last logged.
+	internalMu     sync.Mutex
+	internalWarned atomic.Int64
+	topics         map[string]*topicParts // open partition logs by topic name
 
 	fetchSessions *fetchSessionCache
 	coord         coordinatorState // coordinators.go

@@ -1,0 +1,124 @@
+package broker_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/broker/brokertest"
+)
+
+// TestInternalTopics: __consumer_offsets appears in Metadata once a group
+// coordinator was looked up, with offsets.topic.num.partitions partitions
+// and is_internal set; producing to it is refused as on Kafka and reading it
+// answers TOPIC_AUTHORIZATION_FAILED (sharq keeps offsets in its state
+// store, not in Kafka's record formats); a client-side regex consumer skips
+// it.
+func TestInternalTopics(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	ctx := testCtx(t)
+	cl := newClient(t, b)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "user-topic"); err != nil {
+		t.Fatal(err)
+	}
+	metadata := func() map[string]kmsg.MetadataResponseTopic {
+		req := kmsg.NewPtrMetadataRequest()
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]kmsg.MetadataResponseTopic{}
+		for _, mt := range resp.Topics {
+			out[*mt.Topic] = mt
+		}
+		return out
+	}
+	if _, ok := metadata()["__consumer_offsets"]; ok {
+		t.Fatal("__consumer_offsets listed before any group coordinator lookup")
+	}
+
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "g"
+	if resp, err := fc.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("FindCoordinator: %v %+v", err, resp)
+	}
+	md := metadata()
+	co, ok := md["__consumer_offsets"]
+	if !ok {
+		t.Fatalf("__consumer_offsets not listed after FindCoordinator: %v", md)
+	}
+	if !co.IsInternal || len(co.Partitions) != 50 || md["user-topic"].IsInternal {
+		t.Errorf("__consumer_offsets internal=%v with %d partitions (want true, 50: offsets.topic.num.partitions); user-topic internal=%v",
+			co.IsInternal, len(co.Partitions), md["user-topic"].IsInternal)
+	}
+	dtp := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	dtp.ResponsePartitionLimit = 100
+	dtp.Topics = append(dtp.Topics, kmsg.DescribeTopicPartitionsRequestTopic{Topic: "__consumer_offsets"})
+	if resp, err := dtp.RequestWith(ctx, cl); err != nil || len(resp.Topics) != 1 || !resp.Topics[0].IsInternal {
+		t.Errorf("DescribeTopicPartitions: %v %+v", err, resp)
+	}
+
+	// Producing is refused with Kafka's error and message.
+	res := cl.ProduceSync(ctx, &kgo.Record{Topic: "__consumer_offsets", Value: []byte("x")})
+	if err := res.FirstErr(); !errors.Is(err, kerr.InvalidTopicException) {
+		t.Errorf("produce to __consumer_offsets: %v, want INVALID_TOPIC_EXCEPTION", err)
+	}
+
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.ReplicaID = -1
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = "__consumer_offsets"
+	lt.Partitions = append(lt.Partitions, kmsg.ListOffsetsRequestTopicPartition{Partition: 0, Timestamp: -2, CurrentLeaderEpoch: -1})
+	lo.Topics = append(lo.Topics, lt)
+	if resp, err := lo.RequestWith(ctx, cl); err != nil || resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("ListOffsets on __consumer_offsets: %v %+v, want TOPIC_AUTHORIZATION_FAILED", err, resp)
+	}
+	f := kmsg.NewPtrFetchRequest()
+	f.ReplicaID, f.MaxBytes, f.SessionEpoch = -1, 1<<20, -1
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = "__consumer_offsets", co.TopicID
+	ft.Partitions = append(ft.Partitions, kmsg.FetchRequestTopicPartition{Partition: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LogStartOffset: -1})
+	f.Topics = append(f.Topics, ft)
+	if resp, err := f.RequestWith(ctx, cl); err != nil || resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("Fetch of __consumer_offsets: %v %+v, want TOPIC_AUTHORIZATION_FAILED", err, resp)
+	}
+
+	// Creating it is refused; it stays listed after a restart.
+	if resp, err := adm.CreateTopic(ctx, 1, 1, nil, "__consumer_offsets"); err == nil && resp.Err == nil {
+		t.Error("CreateTopics __consumer_offsets succeeded")
+	}
+
+	// A regex consumer (client side, franz-go) reads the user topic and
+	// never the internal one.
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "user-topic", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	rc := newClient(t, b, kgo.ConsumeRegex(), kgo.ConsumeTopics(".*"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	fs := rc.PollFetches(ctx)
+	fs.EachError(func(topic string, p int32, err error) { t.Errorf("regex consumer: %s/%d: %v", topic, p, err) })
+	for _, r := range fs.Records() {
+		if r.Topic != "user-topic" {
+			t.Errorf("regex consumer got a record of %s", r.Topic)
+		}
+	}
+	for _, topic := range rc.GetConsumeTopics() {
+		if topic == "__consumer_offsets" {
+			t.Error("regex consumer subscribed __consumer_offsets")
+		}
+	}
+
+	b.Restart()
+	cl2 := newClient(t, b)
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr("__consumer_offsets")
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(ctx, cl2); err != nil || resp.Topics[0].ErrorCode != 0 || !resp.Topics[0].IsInternal {
+		t.Errorf("after restart: %v %+v", err, resp)
+	}
+}
