@@ -81,7 +81,12 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				case listOffsetsEarliest, listOffsetsEarliestLocal:
 					sp.Offset = l.LogStartOffset()
 				case listOffsetsMaxTimestamp:
-					sp.Offset, sp.Timestamp = l.MaxTimestamp()
+					off, ts, err := l.MaxTimestamp()
+					if err != nil {
+						sp.ErrorCode = log.ErrorCode(err)
+						break
+					}
+					sp.Offset, sp.Timestamp = off, ts
 					if sp.Offset < 0 {
 						sp.LeaderEpoch = -1
 					}

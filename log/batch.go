@@ -305,9 +305,14 @@ func scanRecordsFast(p []byte, i int32, pos int, count int32, baseTs, lo, hi int
 // record of an uncompressed batch until fn returns false. The batch must
 // already be validated.
 func recordTimestamps(b []byte, h *batchHeader, fn func(delta int32, ts int64) bool) {
-	p := b[batchHeaderSize:]
+	eachRecordTimestamp(b[batchHeaderSize:], h.recordCount, h.baseTimestamp, fn)
+}
+
+// eachRecordTimestamp is recordTimestamps over a batch's (uncompressed)
+// records section.
+func eachRecordTimestamp(p []byte, count int32, baseTs int64, fn func(delta int32, ts int64) bool) {
 	pos := 0
-	for i := int32(0); i < h.recordCount && pos < len(p); i++ {
+	for i := int32(0); i < count && pos < len(p); i++ {
 		length, body := varintAt(p, pos)
 		if body < 0 || length < 1 || length > int64(len(p)-body) {
 			return
@@ -317,7 +322,7 @@ func recordTimestamps(b []byte, h *batchHeader, fn func(delta int32, ts int64) b
 		if next < 0 {
 			return
 		}
-		if !fn(i, h.baseTimestamp+tsDelta) {
+		if !fn(i, baseTs+tsDelta) {
 			return
 		}
 		pos = end

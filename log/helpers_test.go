@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -26,6 +27,8 @@ type spec struct {
 	compression int16 // attribute bits only: the payload is not really compressed
 	txn         bool
 	control     bool
+	tss         []int64 // per-record timestamps, overriding ts and tsStep
+	gzip        bool    // really gzip the records
 }
 
 func plain(records int) spec {
@@ -43,8 +46,12 @@ func makeBatch(s spec) []byte {
 	var recs []byte
 	maxTs := s.ts
 	for i := 0; i < s.records; i++ {
+		delta := int64(i) * s.tsStep
+		if s.tss != nil {
+			s.ts, delta = s.tss[0], s.tss[i]-s.tss[0]
+		}
 		r := kmsg.Record{
-			TimestampDelta64: int64(i) * s.tsStep,
+			TimestampDelta64: delta,
 			OffsetDelta:      int32(i),
 			Key:              []byte{'k', byte(i)},
 			Value:            bytes.Repeat([]byte{byte('a' + i%26)}, s.valueSize),
@@ -55,11 +62,18 @@ func makeBatch(s spec) []byte {
 		body := r.AppendTo(nil)
 		r.Length = int32(len(body) - 1)
 		recs = r.AppendTo(recs)
-		if t := s.ts + int64(i)*s.tsStep; t > maxTs {
+		if t := s.ts + delta; t > maxTs || i == 0 {
 			maxTs = t
 		}
 	}
 	attrs := s.compression
+	if s.gzip {
+		var zb bytes.Buffer
+		zw := gzip.NewWriter(&zb)
+		zw.Write(recs)
+		zw.Close()
+		recs, attrs = zb.Bytes(), attrs|1
+	}
 	if s.txn {
 		attrs |= attrTransactional
 	}
