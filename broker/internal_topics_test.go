@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -121,4 +122,45 @@ func TestInternalTopics(t *testing.T) {
 	if resp, err := req.RequestWith(ctx, cl2); err != nil || resp.Topics[0].ErrorCode != 0 || !resp.Topics[0].IsInternal {
 		t.Errorf("after restart: %v %+v", err, resp)
 	}
+}
+
+// TestMinInsyncReplicasClusterDefault: a new cluster carries
+// min.insync.replicas as a cluster-wide dynamic default, as Kafka 4.4's
+// controller writes it (with eligible leader replicas), so broker and topic
+// describes show it with source DYNAMIC_DEFAULT_BROKER_CONFIG; the other
+// defaults stay DEFAULT_CONFIG (checked against Kafka 4.4: it is the only one).
+func TestMinInsyncReplicasClusterDefault(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	ctx := testCtx(t)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "mir"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(rc kadm.ResourceConfigs, err error, what string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for _, r := range rc {
+			for _, c := range r.Configs {
+				dynDefault := c.Source == kmsg.ConfigSourceDynamicDefaultBrokerConfig
+				if dynDefault != (c.Key == "min.insync.replicas") {
+					t.Errorf("%s: %s source %v", what, c.Key, c.Source)
+				}
+				if c.Key == "min.insync.replicas" && c.MaybeValue() != "1" {
+					t.Errorf("%s: min.insync.replicas=%s", what, c.MaybeValue())
+				}
+			}
+		}
+	}
+	rc, err := adm.DescribeBrokerConfigs(ctx, 1)
+	check(rc, err, "broker 1")
+	rc, err = adm.DescribeBrokerConfigs(ctx)
+	check(rc, err, "cluster default")
+	rc, err = adm.DescribeTopicConfigs(ctx, "mir")
+	check(rc, err, "topic")
+	b.Restart()
+	rc, err = newAdmin(t, b).DescribeBrokerConfigs(ctx)
+	check(rc, err, "cluster default after restart")
 }

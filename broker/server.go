@@ -101,7 +101,10 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		Voters:    voters,
 		BindAddr:  cfg.ControllerListener,
 		ClusterID: cfg.ClusterID,
-		Logger:    base,
+		// As Kafka's controller does on a new cluster with eligible
+		// leader replicas (eligible.leader.replicas.version=1).
+		BootstrapBrokerConfigs: map[string]string{"min.insync.replicas": config.Value(cfg, "min.insync.replicas")},
+		Logger:                 base,
 	})
 	if err != nil {
 		state.discard()

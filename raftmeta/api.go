@@ -23,7 +23,13 @@ type Config struct {
 	// ClusterID is written into the first metadata entry when bootstrapping;
 	// empty = generate one (Kafka's 22-char base64url UUID form).
 	ClusterID string
-	Logger    *slog.Logger
+	// BootstrapBrokerConfigs are cluster-wide dynamic broker configs (the
+	// <default> entity) written right after the bootstrap of a new
+	// cluster: Kafka's controller writes min.insync.replicas there when
+	// eligible leader replicas are enabled, so tools see it with source
+	// DYNAMIC_DEFAULT_BROKER_CONFIG.
+	BootstrapBrokerConfigs map[string]string
+	Logger                 *slog.Logger
 }
 
 // Voter is one controller.quorum.voters entry.

@@ -370,6 +370,11 @@ func (s *Store) catchUpAndBootstrap(timeout time.Duration, barrier bool) error {
 	}
 	if err == nil {
 		s.logger.Info("bootstrapped cluster metadata", "cluster_id", id)
+		if len(s.cfg.BootstrapBrokerConfigs) > 0 {
+			if _, err := s.propose(ctx, &alterConfigsCmd{Resource: resourceBroker, Set: s.cfg.BootstrapBrokerConfigs}); err != nil {
+				return fmt.Errorf("raftmeta: bootstrap broker configs: %w", err)
+			}
+		}
 	}
 	return nil
 }
