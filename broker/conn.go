@@ -83,10 +83,26 @@ func (c *conn) serve() {
 	defer c.close()
 	go c.readLoop()
 	c.processLoop()
+	// A frame read but never handled still holds its reserved bytes; the
+	// reader ends once the connection is closed.
+	c.close()
+	for frame := range c.frames {
+		c.s.reqBytes.release(int64(len(frame)))
+	}
 }
 
 // errWrongProtocol marks a peer that does not speak Kafka on this port.
 var errWrongProtocol = errors.New("not a Kafka client")
+
+// Frame buffers: a body is read into a buffer that grows as its bytes
+// arrive (by doubling from readChunk), so a client that declares a huge frame
+// and sends little of it costs little memory. A buffer larger than
+// retainFrameBuf is dropped once its frame was handled, so a connection that
+// sent one big request does not keep it alive while idle.
+const (
+	readChunk      = 64 << 10
+	retainFrameBuf = 1 << 20
+)
 
 func (c *conn) readLoop() {
 	defer close(c.frames)
@@ -102,13 +118,19 @@ func (c *conn) readLoop() {
 		// long is closed. Checking the context after arming the deadline
 		// closes the race with Shutdown, which cancels and then sets an
 		// immediate deadline.
-		if idle := c.s.cfg.ConnectionsMaxIdleMs; idle > 0 {
-			c.nc.SetReadDeadline(time.Now().Add(time.Duration(idle) * time.Millisecond))
-			if c.ctx.Err() != nil {
+		if !c.armDeadline(c.s.cfg.ConnectionsMaxIdleMs) {
+			return
+		}
+		n, err := io.ReadAtLeast(c.nc, hdr[:], 1)
+		if err == nil && n < len(hdr) {
+			// A frame has begun: the rest of its header must come within
+			// the request-read timeout, not the idle one.
+			if !c.armDeadline(c.s.cfg.RequestReadTimeoutMs) {
 				return
 			}
+			_, err = io.ReadFull(c.nc, hdr[n:])
 		}
-		if _, err := io.ReadFull(c.nc, hdr[:]); err != nil {
+		if err != nil {
 			c.readFailed(err)
 			return
 		}
@@ -118,20 +140,81 @@ func (c *conn) readLoop() {
 			c.close()
 			return
 		}
-		if cap(buf) < int(size) {
-			buf = make([]byte, size)
+		// queued.max.request.bytes: until there is room this connection is
+		// not read, which is the back-pressure. The wait is not a stall of
+		// the client's, so its body timeout starts once room is granted.
+		if err := c.s.reqBytes.acquire(c.ctx, int64(size)); err != nil {
+			return
 		}
-		buf = buf[:size]
-		if _, err := io.ReadFull(c.nc, buf); err != nil {
+		if !c.armDeadline(c.s.cfg.RequestReadTimeoutMs) {
+			c.s.reqBytes.release(int64(size))
+			return
+		}
+		buf, err = readBody(c.nc, buf, int(size))
+		if err != nil {
+			c.s.reqBytes.release(int64(size))
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && c.ctx.Err() == nil {
+				c.logger.Info("closing connection: request frame not received in time",
+					"declared_bytes", size, "received_bytes", len(buf),
+					"timeout_ms", c.s.cfg.RequestReadTimeoutMs)
+			}
 			c.readFailed(err)
 			return
 		}
 		select {
 		case c.frames <- buf:
 		case <-c.ctx.Done():
+			c.s.reqBytes.release(int64(size))
 			return
 		}
 	}
+}
+
+// armDeadline sets the read deadline ms from now (none if ms <= 0) and
+// reports whether the connection is still open; see readLoop for why the
+// context is checked after the deadline is set.
+func (c *conn) armDeadline(ms int64) bool {
+	if ms > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(time.Duration(ms) * time.Millisecond))
+	}
+	return c.ctx.Err() == nil
+}
+
+// readBody reads a size-byte frame body into buf, reusing it when it is big
+// enough and otherwise growing it only as bytes arrive: never more than
+// twice what was received, plus one chunk. On error it returns what it read.
+func readBody(r io.Reader, buf []byte, size int) ([]byte, error) {
+	if cap(buf) >= size {
+		buf = buf[:size]
+		n, err := io.ReadFull(r, buf)
+		return buf[:n], err
+	}
+	buf = buf[:0]
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), min(max(2*cap(buf), readChunk), size))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil && len(buf) < size {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// recycle readies a handled frame's buffer for the next frame.
+func recycle(frame []byte) []byte {
+	if cap(frame) > retainFrameBuf {
+		return make([]byte, 0, 4096)
+	}
+	return frame[:0]
 }
 
 func (c *conn) readFailed(err error) {
@@ -158,17 +241,24 @@ func (c *conn) checkSize(hdr [4]byte, size int32) error {
 }
 
 func (c *conn) processLoop() {
+	var cur []byte // the frame being handled: its bytes are returned even on a panic
 	defer func() {
 		if p := recover(); p != nil {
 			c.logger.Error("panic serving connection; closing it", "panic", p, "stack", string(debug.Stack()))
 		}
+		if cur != nil {
+			c.s.reqBytes.release(int64(len(cur)))
+		}
 	}()
 	for frame := range c.frames {
+		cur = frame
 		err := c.handleFrame(frame)
 		if err != nil && len(frame) >= 2 {
 			c.s.metrics.failed(int16(binary.BigEndian.Uint16(frame)))
 		}
-		c.free <- frame[:0]
+		cur = nil
+		c.s.reqBytes.release(int64(len(frame)))
+		c.free <- recycle(frame)
 		if err != nil {
 			c.logger.Info("closing connection", "err", err)
 			return

@@ -51,7 +51,23 @@ func newMetrics(s *Server) *metrics {
 	m.bytesIn = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_request_bytes_total", Help: "Bytes of Kafka request frames received."})
 	m.bytesOut = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_response_bytes_total", Help: "Bytes of Kafka response frames sent."})
 	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sharq_connections", Help: "Open client connections."})
-	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections,
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sharq_request_bytes_in_flight",
+		Help: "Bytes of request frames being read or handled, bounded by queued.max.request.bytes.",
+	}, func() float64 { return float64(s.reqBytes.stats().InFlight) })
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sharq_request_bytes_waiting_connections",
+		Help: "Connections not being read because queued.max.request.bytes is reached.",
+	}, func() float64 { return float64(s.reqBytes.stats().Waiting) })
+	peak := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sharq_request_bytes_in_flight_peak",
+		Help: "Highest sharq_request_bytes_in_flight since start.",
+	}, func() float64 { return float64(s.reqBytes.stats().Peak) })
+	waits := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "sharq_request_bytes_waits_total",
+		Help: "Request frames whose body had to wait for room under queued.max.request.bytes.",
+	}, func() float64 { return float64(s.reqBytes.stats().Waited) })
+	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, inFlight, waiting, peak, waits,
 		partitionCollector{s}, shareCollector{s}, groupCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

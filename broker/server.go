@@ -68,7 +68,8 @@ type Server struct {
 	producerIDs producerIDAllocator
 
 	metrics   *metrics
-	admin     *http.Server // metrics.listener: /metrics, /healthz, /readyz
+	reqBytes  *requestBytes // queued.max.request.bytes: reqbytes.go
+	admin     *http.Server  // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr string
 	ready     atomic.Bool // listeners accepting and metadata loaded
 
@@ -130,6 +131,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		topics:        make(map[string]*topicParts),
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
+		reqBytes:      newRequestBytes(cfg.QueuedMaxRequestBytes),
 	}
 	s.producerIDs.s = s
 	s.metrics = newMetrics(s)

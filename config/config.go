@@ -93,6 +93,8 @@ type Config struct {
 	CompressionType                      string // compression.type (producer = keep the producer's codec)
 	MinInsyncReplicas                    int32  // min.insync.replicas
 	ConnectionsMaxIdleMs                 int64  // connections.max.idle.ms
+	QueuedMaxRequestBytes                int64  // queued.max.request.bytes (<= 0 = unbounded)
+	RequestReadTimeoutMs                 int64  // sharq.request.read.timeout.ms
 	MaxIncrementalFetchSessionCacheSlots int32  // max.incremental.fetch.session.cache.slots
 	FetchMaxBytes                        int32  // fetch.max.bytes
 
@@ -387,6 +389,11 @@ func (c *Config) validateCross() []error {
 			add("advertised.listeners", formatListeners(c.AdvertisedListeners),
 				"listener "+l.Name+" is not in listeners: advertised listener names must also be listeners")
 		}
+	}
+	if q := c.QueuedMaxRequestBytes; q > 0 && q < int64(c.SocketRequestMaxBytes) {
+		// Kafka's rule: one frame of the largest size must fit, or a
+		// connection could wait for room forever.
+		add("queued.max.request.bytes", q, fmt.Sprintf("must be at least socket.request.max.bytes (%d), or -1 for unbounded", c.SocketRequestMaxBytes))
 	}
 	if strings.TrimSpace(c.LogDirs) == "" {
 		add("log.dirs", c.LogDirs, "a data directory is required")

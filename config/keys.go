@@ -199,8 +199,15 @@ func brokerKeyTable() []*keyDef {
 		newKey("num.io.threads", TypeInt, "8", "Threads processing requests. sharq uses goroutines.").ignored().dyn().check(atLeast(1)),
 		newKey("background.threads", TypeInt, "10", "Threads for background tasks.").ignored().dyn().check(atLeast(1)),
 		newKey("queued.max.requests", TypeInt, "500", "Queued requests before network threads block.").ignored().check(atLeast(1)),
+		newKey("queued.max.request.bytes", TypeLong, "104857600",
+			"Bytes of request frames being read or handled, across all connections, before the broker stops reading new request bodies; a connection waiting for room is simply not read (back-pressure). A frame's declared size is reserved when its body starts, so the value must be at least socket.request.max.bytes. -1 or 0: unbounded.").
+			deviates("Kafka's default is -1 (unbounded); sharq bounds it at 100 MiB so request bodies cannot take the broker's memory.").
+			bind(func(c *Config) any { return &c.QueuedMaxRequestBytes }),
 		newKey("connections.max.idle.ms", TypeLong, "600000", "Idle connections timeout: the server closes connections idle longer than this.").
 			bind(func(c *Config) any { return &c.ConnectionsMaxIdleMs }),
+		newKey("sharq.request.read.timeout.ms", TypeLong, "30000",
+			"Time a client has to send the rest of a request frame once its first byte arrived (header) and once room for its body was granted (body); a connection that stalls mid-frame is closed. Between frames connections.max.idle.ms applies.").
+			own().bind(func(c *Config) any { return &c.RequestReadTimeoutMs }).check(atLeast(1)),
 		newKey("max.connections", TypeInt, maxInt, "Maximum connections allowed in the broker at any time.").ignored().dyn().check(atLeast(0)),
 		newKey("max.connections.per.ip", TypeInt, maxInt, "Maximum connections allowed from each IP address.").ignored().dyn().check(atLeast(0)),
 		newKey("max.connections.per.ip.overrides", TypeString, "", "Per-IP or hostname overrides of max.connections.per.ip.").ignored().dyn(),
