@@ -10,6 +10,7 @@ var (
 	errRebootstrapRequired       = int16(129)
 	errInvalidTopic              = kerr.InvalidTopicException.Code
 	errTopicAuthorizationFailed  = kerr.TopicAuthorizationFailed.Code
+	errInvalidUpdateVersion      = kerr.InvalidUpdateVersion.Code
 	errUnknownTopicID            = kerr.UnknownTopicID.Code
 	errTopicAlreadyExists        = kerr.TopicAlreadyExists.Code
 	errInvalidPartitions         = kerr.InvalidPartitions.Code

@@ -152,6 +152,12 @@ func TestGoldenWire(t *testing.T) {
 		dl.Topics = append(dl.Topics, kmsg.DeleteShareGroupOffsetsRequestTopic{Topic: "t"})
 		cases = append(cases, tc{"92_delete_share_group_offsets_unknown_v0", dl})
 	}
+	{
+		uf := kmsg.NewPtrUpdateFeaturesRequest()
+		uf.Version = 2
+		uf.FeatureUpdates = append(uf.FeatureUpdates, kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "no.such.feature", MaxVersionLevel: 1, UpgradeType: 1})
+		cases = append(cases, tc{"57_update_features_unknown_v2", uf})
+	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {
 		frame := []byte{0, 18, 0, 99, 0, 0, 0, 7, 0, 0, 0, 0, 0}

@@ -30,6 +30,7 @@ var scenarios = []scenario{
 	{name: "topic-errors", run: scenarioTopicErrors},
 	{name: "api-versions", run: scenarioAPIVersions},
 	{name: "features", run: scenarioFeatures},
+	{name: "features-update", run: scenarioFeaturesUpdate, requires: []int16{57}},
 	{name: "console", run: scenarioConsole},
 	{name: "configs", run: scenarioConfigs},
 	// Classic groups (JoinGroup/SyncGroup) and KIP-848 consumer groups.

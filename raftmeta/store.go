@@ -20,19 +20,8 @@ import (
 )
 
 // defaultFeatures are the feature levels written by the bootstrap command of
-// a new cluster. They mirror what Apache Kafka 4.4 finalizes on a freshly formatted cluster
-// (MetadataVersion.LATEST_PRODUCTION = 4.4-IV2, feature level 33), except
-// share.version, which stays at 1 (share groups without the KIP-1191 DLQ of
-// level 2) until sharq implements level 2.
-var defaultFeatures = map[string]int16{
-	"metadata.version":                 33, // 4.4-IV2
-	"kraft.version":                    1,
-	"group.version":                    1,
-	"transaction.version":              2,
-	"share.version":                    1,
-	"eligible.leader.replicas.version": 1,
-	"streams.version":                  1,
-}
+// a new cluster (featureTable's Bootstrap levels).
+var defaultFeatures = bootstrapFeatures()
 
 // DefaultFeatures returns (a copy of) the feature levels a new cluster is
 // bootstrapped with.
@@ -356,7 +345,9 @@ func (s *Store) catchUpAndBootstrap(timeout time.Duration, barrier bool) error {
 		}
 	}
 	if s.Image().ClusterID != "" {
-		return nil
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return s.reconcileFeatures(ctx)
 	}
 	id := s.cfg.ClusterID
 	if id == "" {
