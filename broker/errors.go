@@ -11,6 +11,7 @@ var (
 	errInvalidTopic              = kerr.InvalidTopicException.Code
 	errTopicAuthorizationFailed  = kerr.TopicAuthorizationFailed.Code
 	errInvalidUpdateVersion      = kerr.InvalidUpdateVersion.Code
+	errUnknownServerError        = kerr.UnknownServerError.Code
 	errUnknownTopicID            = kerr.UnknownTopicID.Code
 	errTopicAlreadyExists        = kerr.TopicAlreadyExists.Code
 	errInvalidPartitions         = kerr.InvalidPartitions.Code

@@ -85,3 +85,51 @@ func TestUpdateFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeQuorum: the single node is leader and only voter of
+// __cluster_metadata-0, its log end offset at or beyond the high watermark,
+// with a directory id that survives a restart; another partition is
+// UNKNOWN_TOPIC_OR_PARTITION.
+func TestDescribeQuorum(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	ctx := testCtx(t)
+	describe := func(cl *kgo.Client, topic string, part int32) *kmsg.DescribeQuorumResponse {
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		rt := kmsg.NewDescribeQuorumRequestTopic()
+		rt.Topic = topic
+		rt.Partitions = append(rt.Partitions, kmsg.DescribeQuorumRequestTopicPartition{Partition: part})
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	check := func(cl *kgo.Client) [16]byte {
+		resp := describe(cl, "__cluster_metadata", 0)
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("%+v", resp)
+		}
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || p.LeaderID != 1 || p.LeaderEpoch < 1 || p.HighWatermark < 1 || len(p.CurrentVoters) != 1 || len(p.Observers) != 0 {
+			t.Fatalf("partition %+v", p)
+		}
+		v := p.CurrentVoters[0]
+		if v.ReplicaID != 1 || v.LogEndOffset < p.HighWatermark || v.LastFetchTimestamp <= 0 || v.ReplicaDirectoryID == ([16]byte{}) {
+			t.Errorf("voter %+v (high watermark %d)", v, p.HighWatermark)
+		}
+		if len(resp.Nodes) != 1 || resp.Nodes[0].NodeID != 1 {
+			t.Errorf("nodes %+v", resp.Nodes)
+		}
+		return v.ReplicaDirectoryID
+	}
+	dir := check(newClient(t, b))
+	if r := describe(newClient(t, b), "__cluster_metadata", 1); r.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("partition 1: %+v", r.Topics[0].Partitions[0])
+	}
+	b.Restart()
+	if again := check(newClient(t, b)); again != dir {
+		t.Errorf("directory id changed over a restart: %x, then %x", dir, again)
+	}
+}

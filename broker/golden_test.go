@@ -157,6 +157,10 @@ func TestGoldenWire(t *testing.T) {
 		uf.Version = 2
 		uf.FeatureUpdates = append(uf.FeatureUpdates, kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "no.such.feature", MaxVersionLevel: 1, UpgradeType: 1})
 		cases = append(cases, tc{"57_update_features_unknown_v2", uf})
+		dq := kmsg.NewPtrDescribeQuorumRequest()
+		dq.Version = 2
+		dq.Topics = append(dq.Topics, kmsg.DescribeQuorumRequestTopic{Topic: "not-metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}})
+		cases = append(cases, tc{"55_describe_quorum_unknown_v2", dq})
 	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {

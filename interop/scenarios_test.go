@@ -31,6 +31,7 @@ var scenarios = []scenario{
 	{name: "api-versions", run: scenarioAPIVersions},
 	{name: "features", run: scenarioFeatures},
 	{name: "features-update", run: scenarioFeaturesUpdate, requires: []int16{57}},
+	{name: "metadata-quorum", run: scenarioMetadataQuorum, requires: []int16{55}},
 	{name: "console", run: scenarioConsole},
 	{name: "configs", run: scenarioConfigs},
 	// Classic groups (JoinGroup/SyncGroup) and KIP-848 consumer groups.

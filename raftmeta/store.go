@@ -48,6 +48,7 @@ type Store struct {
 	logger  *slog.Logger
 	fsm     *fsm
 	raft    *raft.Raft
+	dirID   UUID // this node's metadata directory id (DescribeQuorum)
 	logs    raftStore
 	trans   raft.Transport
 	localID raft.ServerID
@@ -175,6 +176,9 @@ func open(cfg Config, opts openOptions) (_ *Store, retErr error) {
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, snapshotRetain, hlog.Named("snapshot"))
 	if err != nil {
 		return nil, fmt.Errorf("raftmeta: snapshot store in %s: %w", cfg.Dir, err)
+	}
+	if s.dirID, err = loadDirectoryID(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("raftmeta: %w", err)
 	}
 	cached, err := raft.NewLogCache(logCacheSize, logs)
 	if err != nil {
