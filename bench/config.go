@@ -3,6 +3,8 @@ package main
 import (
 	"regexp"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // config is one benchmark invocation. defaultConfig gives the full and the
@@ -19,6 +21,9 @@ type config struct {
 	ModuleDir  string         // "" = found from the working directory
 	SharqBin   string         // a prebuilt sharq to measure instead of building ./cmd/sharq
 	Only       *regexp.Regexp // nil = every workload; else only matching ones, and no start-up series
+	// Compression is the franz-go producer rows' codec: "" keeps franz-go's
+	// default (snappy), else none, gzip, snappy, lz4 or zstd.
+	Compression string
 
 	// Produce: records per value size; the fetch workloads read the topics
 	// the franz-go producer wrote.
@@ -78,4 +83,16 @@ func defaultConfig(quick bool) config {
 // when its pattern matches "start-up".
 func (c config) startupWanted() bool {
 	return c.Only == nil || c.Only.MatchString("start-up")
+}
+
+// producerCompression is the franz-go producer option for c.Compression.
+func (c config) producerCompression() []kgo.Opt {
+	codec := map[string]kgo.CompressionCodec{
+		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
+		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
+	}
+	if cd, ok := codec[c.Compression]; ok {
+		return []kgo.Opt{kgo.ProducerBatchCompression(cd)}
+	}
+	return nil
 }

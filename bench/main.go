@@ -36,6 +36,7 @@ func main() {
 	sharqBin := flag.String("sharq-bin", "", "measure this sharq binary instead of a release build of ./cmd/sharq")
 	verbose := flag.Bool("v", false, "debug logging")
 	only := flag.String("only", "", "run only the workloads whose name matches this regexp, and no start-up or memory series unless it matches \"start-up\" (for iterating, not for a report)")
+	compression := flag.String("compression", "", "codec of the franz-go producer rows: none, gzip, snappy, lz4 or zstd (default: franz-go's, snappy)")
 	shareRecords := flag.Int("share-records", 0, "records each accept-all share-group run consumes (default 1000000, quick 3000)")
 	flag.Parse()
 
@@ -60,6 +61,13 @@ func main() {
 		os.Exit(2)
 	}
 	cfg.Big = *big && !*quick
+	switch *compression {
+	case "", "none", "gzip", "snappy", "lz4", "zstd":
+		cfg.Compression = *compression
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -compression must be none, gzip, snappy, lz4 or zstd, not %q\n", *compression)
+		os.Exit(2)
+	}
 	cfg.WorkDir = *workdir
 	cfg.SharqBin = *sharqBin
 	if *only != "" {

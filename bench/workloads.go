@@ -147,7 +147,7 @@ func buildWorkloads(cfg config) []workload {
 				if err := e.ensureTopic(ctx, topic, 3); err != nil {
 					return nil, err
 				}
-				p, err := goProduce(ctx, e.addr, topic, n, size)
+				p, err := goProduce(ctx, e.addr, topic, n, size, cfg.producerCompression()...)
 				if err != nil {
 					return nil, err
 				}

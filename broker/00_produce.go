@@ -90,11 +90,18 @@ func (r *request) appendPartition(p *partition, topic *raftmeta.Topic, records [
 		return
 	}
 	epoch := topic.Partitions[p.index].LeaderEpoch
-	res, err := p.log.Append(records, epoch)
+	l, err := p.acquire()
 	if err != nil {
 		sp.ErrorCode = log.ErrorCode(err)
 		r.setProduceMessage(sp, err.Error())
-		sp.LogStartOffset = p.log.LogStartOffset()
+		return
+	}
+	defer p.release()
+	res, err := l.Append(records, epoch)
+	if err != nil {
+		sp.ErrorCode = log.ErrorCode(err)
+		r.setProduceMessage(sp, err.Error())
+		sp.LogStartOffset = l.LogStartOffset()
 		return
 	}
 	sp.BaseOffset = res.BaseOffset

@@ -292,7 +292,12 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			continue
 		}
 		meta := topic.Partitions[it.key.part]
-		l := it.p.log
+		l, err := it.p.acquire()
+		if err != nil {
+			it.errorCode = log.ErrorCode(err)
+			anyError = true
+			continue
+		}
 		it.hw = l.HighWatermark()
 		it.lso = it.hw
 		it.logStart = l.LogStartOffset()
@@ -303,12 +308,14 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			}
 			it.leaderHint = kmsg.FetchResponseTopicPartitionCurrentLeader{LeaderID: meta.Leader, LeaderEpoch: meta.LeaderEpoch}
 			anyError = true
+			it.p.release()
 			continue
 		}
 		if e := it.cp.lastFetchedEpoch; e >= 0 && r.version >= 12 {
 			epoch, end := l.EndOffsetForEpoch(e)
 			if epoch != e || end < it.cp.fetchOffset {
 				it.diverging = &kmsg.FetchResponseTopicPartitionDivergingEpoch{Epoch: epoch, EndOffset: end}
+				it.p.release()
 				continue
 			}
 		}
@@ -317,10 +324,12 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			limit = rem
 		}
 		if limit <= 0 && total > 0 {
+			it.p.release()
 			continue
 		}
 		before := len(buf)
 		out, err := l.Read(it.cp.fetchOffset, int32(max(limit, 1)), buf)
+		it.p.release()
 		if err != nil {
 			if errors.Is(err, log.ErrOffsetOutOfRange) {
 				it.errorCode = errOffsetOutOfRange

@@ -73,40 +73,50 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 					}
 					break
 				}
-				sp.LeaderEpoch = meta.LeaderEpoch
-				l := p.log
-				switch rp.Timestamp {
-				case listOffsetsLatest:
-					sp.Offset = l.HighWatermark()
-				case listOffsetsEarliest, listOffsetsEarliestLocal:
-					sp.Offset = l.LogStartOffset()
-				case listOffsetsMaxTimestamp:
-					off, ts, err := l.MaxTimestamp()
-					if err != nil {
-						sp.ErrorCode = log.ErrorCode(err)
-						break
-					}
-					sp.Offset, sp.Timestamp = off, ts
-					if sp.Offset < 0 {
-						sp.LeaderEpoch = -1
-					}
-				case listOffsetsLatestTiered, listOffsetsEarliestPendUpload:
-					sp.LeaderEpoch = -1
-				default:
-					off, ts, err := l.OffsetForTimestamp(rp.Timestamp)
-					if err != nil {
-						sp.ErrorCode = log.ErrorCode(err)
-						break
-					}
-					sp.Offset, sp.Timestamp = off, ts
-					if off < 0 {
-						sp.LeaderEpoch = -1
-					}
+				l, err := p.acquire()
+				if err != nil {
+					sp.ErrorCode = log.ErrorCode(err)
+					break
 				}
+				sp.LeaderEpoch = meta.LeaderEpoch
+				listOffset(l, rp.Timestamp, &sp)
+				p.release()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// listOffset answers one partition of ListOffsets from its pinned log.
+func listOffset(l *log.Log, timestamp int64, sp *kmsg.ListOffsetsResponseTopicPartition) {
+	switch timestamp {
+	case listOffsetsLatest:
+		sp.Offset = l.HighWatermark()
+	case listOffsetsEarliest, listOffsetsEarliestLocal:
+		sp.Offset = l.LogStartOffset()
+	case listOffsetsMaxTimestamp:
+		off, ts, err := l.MaxTimestamp()
+		if err != nil {
+			sp.ErrorCode = log.ErrorCode(err)
+			return
+		}
+		sp.Offset, sp.Timestamp = off, ts
+		if sp.Offset < 0 {
+			sp.LeaderEpoch = -1
+		}
+	case listOffsetsLatestTiered, listOffsetsEarliestPendUpload:
+		sp.LeaderEpoch = -1
+	default:
+		off, ts, err := l.OffsetForTimestamp(timestamp)
+		if err != nil {
+			sp.ErrorCode = log.ErrorCode(err)
+			return
+		}
+		sp.Offset, sp.Timestamp = off, ts
+		if off < 0 {
+			sp.LeaderEpoch = -1
+		}
+	}
 }

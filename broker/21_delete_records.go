@@ -31,16 +31,24 @@ func handleDeleteRecords(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
+			l, err := p.acquire()
+			if err != nil {
+				sp.ErrorCode = log.ErrorCode(err)
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			offset := rp.Offset
 			if offset == -1 {
-				offset = p.log.HighWatermark()
+				offset = l.HighWatermark()
 			}
-			if offset < 0 || offset > p.log.HighWatermark() {
+			if offset < 0 || offset > l.HighWatermark() {
+				p.release()
 				sp.ErrorCode = errOffsetOutOfRange
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			low, err := p.log.DeleteRecordsBefore(offset)
+			low, err := l.DeleteRecordsBefore(offset)
+			p.release()
 			if err != nil {
 				sp.ErrorCode = log.ErrorCode(err)
 			} else {

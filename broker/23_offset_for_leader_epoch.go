@@ -12,6 +12,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log"
 )
 
 func init() { regKey(23, 2, 4, handleOffsetForLeaderEpoch) }
@@ -37,7 +39,13 @@ func handleOffsetForLeaderEpoch(r *request, kreq kmsg.Request) (kmsg.Response, e
 			case rp.CurrentLeaderEpoch > topic.Partitions[rp.Partition].LeaderEpoch:
 				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
 			default:
-				sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
+				l, err := p.acquire()
+				if err != nil {
+					sp.ErrorCode = log.ErrorCode(err)
+					break
+				}
+				sp.LeaderEpoch, sp.EndOffset = l.EndOffsetForEpoch(rp.LeaderEpoch)
+				p.release()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

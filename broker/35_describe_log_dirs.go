@@ -58,7 +58,9 @@ func handleDescribeLogDirs(r *request, kreq kmsg.Request) (kmsg.Response, error)
 			}
 			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 			dp.Partition = p.index
-			dp.Size = p.log.Size()
+			if st, ok := p.stats(); ok {
+				dp.Size = st.Size
+			}
 			dt.Partitions = append(dt.Partitions, dp)
 		}
 		if len(dt.Partitions) > 0 {

@@ -398,9 +398,15 @@ func (r *request) shareAcquireAll(req *kmsg.ShareFetchRequest, member string, ke
 			got = true
 			continue
 		}
+		if _, err := pt.acquire(); err != nil {
+			res.code = log.ErrorCode(err)
+			got = true
+			continue
+		}
 		n, code := r.s.share.acquire(member, k, pt, settings, share.AcquireRequest{
 			MaxRecords: remaining, BatchSize: int(req.BatchSize), Mode: share.AcquireMode(req.ShareAcquireMode),
 		}, perPartition, res, &r.c.fetchBuf)
+		pt.release()
 		res.code = code
 		if code != 0 || n > 0 {
 			got = true
@@ -439,17 +445,17 @@ func (st *shareState) acquire(member string, k sharePartKey, pt *partition, sett
 // acquireLocked is acquire's work under the share-partition's lock; the
 // caller commits the write it staged.
 func (st *shareState) acquireLocked(p *sharePart, member string, pt *partition, areq share.AcquireRequest, maxBytes int, res *shareResult, buf *[]byte) (int64, int16, pendingWrite) {
-	if p.sp.Full() && pt.log.LogStartOffset() <= p.sp.StartOffset() {
+	if p.sp.Full() && pt.log().LogStartOffset() <= p.sp.StartOffset() {
 		// Nothing to take and no log-start move to apply: skip the read.
 		return 0, 0, pendingWrite{}
 	}
-	hw := pt.log.HighWatermark()
-	from := max(p.sp.NextFetchOffset(), pt.log.LogStartOffset())
-	bounds := share.Bounds{LogStart: pt.log.LogStartOffset(), HighWatermark: hw, LastStable: hw}
+	hw := pt.log().HighWatermark()
+	from := max(p.sp.NextFetchOffset(), pt.log().LogStartOffset())
+	bounds := share.Bounds{LogStart: pt.log().LogStartOffset(), HighWatermark: hw, LastStable: hw}
 	var data []byte
 	if from < hw {
 		before := len(*buf)
-		out, err := pt.log.Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), *buf)
+		out, err := pt.log().Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), *buf)
 		if err != nil && !errors.Is(err, log.ErrOffsetOutOfRange) {
 			return 0, log.ErrorCode(err), pendingWrite{}
 		}

@@ -120,7 +120,9 @@ func (s *Server) shareOffsets(k sharePartKey) (spso, lag int64, ok bool) {
 	img := s.meta.Image()
 	if t := img.TopicsByID[k.topicID]; t != nil {
 		if pt := s.partitionFor(t.Name, k.partition); pt != nil {
-			lag = sp.Lag(pt.log.HighWatermark())
+			if st, ok := pt.stats(); ok {
+				lag = sp.Lag(st.HighWatermark)
+			}
 		}
 	}
 	return sp.StartOffset(), lag, true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sharq/log"
 	"sharq/share"
 )
 
@@ -58,7 +59,15 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			if p.StartOffset < pt.log.LogStartOffset() || p.StartOffset > pt.log.HighWatermark() {
+			l, err := pt.acquire()
+			if err != nil {
+				rp.ErrorCode = log.ErrorCode(err)
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
+			outside := p.StartOffset < l.LogStartOffset() || p.StartOffset > l.HighWatermark()
+			pt.release()
+			if outside {
 				rp.ErrorCode = errOffsetOutOfRange
 				rt.Partitions = append(rt.Partitions, rp)
 				continue

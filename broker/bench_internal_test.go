@@ -104,7 +104,7 @@ func BenchmarkHandleFetch(b *testing.B) {
 	batch := benchBatch(10, 100)
 	for i := 0; i < 1000; i++ {
 		cp := append([]byte(nil), batch...)
-		if _, err := p.log.Append(cp, 0); err != nil {
+		if _, err := p.log().Append(cp, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

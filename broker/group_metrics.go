@@ -38,7 +38,9 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	hwOf := func(tp group.TopicPartition) (int64, bool) {
 		if p := c.s.partitionFor(tp.Topic, tp.Partition); p != nil {
-			return p.log.HighWatermark(), true
+			if st, ok := p.stats(); ok {
+				return st.HighWatermark, true
+			}
 		}
 		return 0, false // topic deleted or not served here: no high watermark
 	}

@@ -99,6 +99,10 @@ var (
 		"High watermark of a partition: what consumers can read.", []string{"topic", "partition"}, nil)
 	descLogSize = prometheus.NewDesc("sharq_partition_log_size_bytes",
 		"Bytes on disk of a partition's segments.", []string{"topic", "partition"}, nil)
+	descOffline = prometheus.NewDesc("sharq_partition_offline",
+		"1 for a partition whose log cannot be served (corrupt, unreadable or failed on write): it answers KAFKA_STORAGE_ERROR.", []string{"topic", "partition"}, nil)
+	descOfflineCount = prometheus.NewDesc("sharq_offline_partitions",
+		"Partitions this node leads whose log cannot be served (Kafka's OfflinePartitionsCount for this node).", nil, nil)
 )
 
 // partitionCollector reads partition gauges from the open logs at scrape
@@ -110,21 +114,35 @@ func (c partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descLogStart
 	ch <- descHighWatermark
 	ch <- descLogSize
+	ch <- descOffline
+	ch <- descOfflineCount
 }
 
 func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	c.s.partsMu.RLock()
 	defer c.s.partsMu.RUnlock()
+	offline := 0
+	defer func() {
+		ch <- prometheus.MustNewConstMetric(descOfflineCount, prometheus.GaugeValue, float64(offline))
+	}()
 	for name, tp := range c.s.topics {
 		for _, p := range tp.parts {
 			if p == nil {
 				continue
 			}
 			idx := strconv.Itoa(int(p.index))
-			ch <- prometheus.MustNewConstMetric(descLogEnd, prometheus.GaugeValue, float64(p.log.LogEndOffset()), name, idx)
-			ch <- prometheus.MustNewConstMetric(descLogStart, prometheus.GaugeValue, float64(p.log.LogStartOffset()), name, idx)
-			ch <- prometheus.MustNewConstMetric(descHighWatermark, prometheus.GaugeValue, float64(p.log.HighWatermark()), name, idx)
-			ch <- prometheus.MustNewConstMetric(descLogSize, prometheus.GaugeValue, float64(p.log.Size()), name, idx)
+			if p.h.Offline() != nil {
+				offline++
+				ch <- prometheus.MustNewConstMetric(descOffline, prometheus.GaugeValue, 1, name, idx)
+			}
+			st, ok := p.stats()
+			if !ok {
+				continue // not loaded since start: nothing to report yet
+			}
+			ch <- prometheus.MustNewConstMetric(descLogEnd, prometheus.GaugeValue, float64(st.LogEndOffset), name, idx)
+			ch <- prometheus.MustNewConstMetric(descLogStart, prometheus.GaugeValue, float64(st.LogStartOffset), name, idx)
+			ch <- prometheus.MustNewConstMetric(descHighWatermark, prometheus.GaugeValue, float64(st.HighWatermark), name, idx)
+			ch <- prometheus.MustNewConstMetric(descLogSize, prometheus.GaugeValue, float64(st.Size), name, idx)
 		}
 	}
 }
@@ -143,7 +161,12 @@ func (s *Server) adminHandler() http.Handler {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
+		// Offline partitions do not make the node unready: it serves every
+		// other partition, as a Kafka broker with an offline log dir does.
 		fmt.Fprintln(w, "ready")
+		for _, op := range s.offlinePartitions() {
+			fmt.Fprintf(w, "offline partition %s-%d: %v\n", op.Topic, op.Partition, op.Err)
+		}
 	})
 	return mux
 }

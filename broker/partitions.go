@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ type topicParts struct {
 type partition struct {
 	topic string
 	index int32
-	log   *log.Log
+	h     *log.Partition
 
 	mu      sync.Mutex
 	waiters map[*waiter]struct{}
@@ -61,6 +62,44 @@ func (p *partition) wake() {
 		delete(p.waiters, w)
 	}
 	p.mu.Unlock()
+}
+
+// acquire pins the partition's log for one request (release when done).
+// A partition whose log cannot be served answers KAFKA_STORAGE_ERROR with
+// why, as Kafka answers for a partition in an offline log dir.
+func (p *partition) acquire() (*log.Log, error) { return p.h.Acquire() }
+
+func (p *partition) release() { p.h.Release() }
+
+// log is the log pinned by acquire.
+func (p *partition) log() *log.Log { return p.h.Peek() }
+
+// stats are the log's offsets for gauges and lag, without opening it.
+func (p *partition) stats() (log.PartitionStats, bool) { return p.h.Stats() }
+
+// offlinePartitions lists the served partitions whose log cannot be
+// served, sorted, with why.
+func (s *Server) offlinePartitions() []log.OfflinePartition {
+	s.partsMu.RLock()
+	var out []log.OfflinePartition
+	for name, tp := range s.topics {
+		for _, p := range tp.parts {
+			if p == nil {
+				continue
+			}
+			if err := p.h.Offline(); err != nil {
+				out = append(out, log.OfflinePartition{Topic: name, Partition: p.index, Err: err})
+			}
+		}
+	}
+	s.partsMu.RUnlock()
+	slices.SortFunc(out, func(a, b log.OfflinePartition) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return out
 }
 
 // partitionFor returns the served partition, or nil.
@@ -142,20 +181,22 @@ func (s *Server) syncPartitionLogs() ([]removedTopic, error) {
 		}
 		for i := range t.Partitions {
 			if i < len(tp.parts) && tp.parts[i] != nil {
-				tp.parts[i].log.SetConfig(cfg)
+				tp.parts[i].h.SetConfig(cfg)
 				continue
 			}
 			if t.Partitions[i].Leader != s.cfg.NodeID {
 				continue
 			}
-			l, err := s.logs.Open(name, int32(i), cfg)
-			if err != nil {
-				return removed, fmt.Errorf("open partition %s-%d: %w", name, i, err)
+			// A partition whose log cannot be opened is offline (the
+			// handle logged why); the others are served.
+			h := s.logs.Partition(name, int32(i), log.TopicID(t.ID), cfg)
+			if _, err := h.Acquire(); err == nil {
+				h.Release()
 			}
 			for len(tp.parts) <= i {
 				tp.parts = append(tp.parts, nil)
 			}
-			tp.parts[i] = &partition{topic: name, index: int32(i), log: l}
+			tp.parts[i] = &partition{topic: name, index: int32(i), h: h}
 		}
 	}
 	return removed, nil

@@ -81,8 +81,23 @@ type Server struct {
 	shutdown sync.Once
 }
 
+// Options are what a program embedding the broker (or a test) may add to
+// its config.
+type Options struct {
+	// LogFS is the file system of the partition logs (nil = the OS); tests
+	// inject faults through it (log.FaultFS).
+	LogFS log.FS
+	// OfflineRetryInterval: see log.Options (0 = its default).
+	OfflineRetryInterval time.Duration
+}
+
 // New opens the node's stores under cfg.LogDirs. It does not listen yet.
 func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
+	return NewWithOptions(cfg, logger, Options{})
+}
+
+// NewWithOptions is New with Options.
+func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -112,6 +127,8 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("open metadata: %w", err)
 	}
 	logs, err := log.NewManager(cfg.LogDirs, log.Options{
+		FS:                     opts.LogFS,
+		OfflineRetryInterval:   opts.OfflineRetryInterval,
 		Logger:                 base.With("node", cfg.NodeID),
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
 	})

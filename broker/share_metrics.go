@@ -67,7 +67,9 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		hw := int64(-1)
 		if pt := c.s.partitionFor(t.Name, p.key.partition); pt != nil {
-			hw = pt.log.HighWatermark()
+			if st, ok := pt.stats(); ok {
+				hw = st.HighWatermark
+			}
 		}
 		p.mu.Lock()
 		var sum share.Summary

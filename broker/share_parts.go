@@ -200,11 +200,11 @@ func (st *shareState) initLocked(p *sharePart, pt *partition, settings shareSett
 	if err != nil {
 		reset = share.ResetLatest
 	}
-	b := share.Bounds{LogStart: pt.log.LogStartOffset(), HighWatermark: pt.log.HighWatermark()}
+	b := share.Bounds{LogStart: pt.log().LogStartOffset(), HighWatermark: pt.log().HighWatermark()}
 	b.LastStable = b.HighWatermark
 	byDuration := int64(-1)
 	if reset == share.ResetByDuration {
-		off, _, err := pt.log.OffsetForTimestamp(time.Now().Add(-dur).UnixMilli())
+		off, _, err := pt.log().OffsetForTimestamp(time.Now().Add(-dur).UnixMilli())
 		if err == nil {
 			byDuration = off
 		}

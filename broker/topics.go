@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"sharq/config"
@@ -197,6 +198,9 @@ func metaErrorCode(err error) (int16, string) {
 		return tce.code, tce.msg
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errRequestTimedOut, err.Error()
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EIO), errors.Is(err, syscall.EROFS):
+		// the metadata log could not be written: a disk fault, not a bug
+		return errKafkaStorage, err.Error()
 	}
 	return raftmeta.ErrorCode(err), err.Error()
 }

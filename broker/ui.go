@@ -199,7 +199,10 @@ func (s *Server) uiSnapshot(now time.Time) *uiState {
 			if p == nil {
 				continue
 			}
-			up := uiPartition{Partition: p.index, LogStart: p.log.LogStartOffset(), HighWatermark: p.log.HighWatermark(), LogEnd: p.log.LogEndOffset()}
+			up := uiPartition{Partition: p.index, LogStart: -1, HighWatermark: -1, LogEnd: -1}
+			if ps, ok := p.stats(); ok {
+				up.LogStart, up.HighWatermark, up.LogEnd = ps.LogStartOffset, ps.HighWatermark, ps.LogEndOffset
+			}
 			t.Partitions = append(t.Partitions, up)
 			hw[group.TopicPartition{Topic: name, Partition: p.index}] = up
 		}

@@ -45,6 +45,10 @@ type Options struct {
 	Now    func() time.Time
 	// RetentionCheckInterval is log.retention.check.interval.ms.
 	RetentionCheckInterval time.Duration
+	// OfflineRetryInterval is how long an offline partition (one whose log
+	// could not be opened or failed on its write path) answers its error
+	// before the next use tries to open it again; 0 = 10s, < 0 = every use.
+	OfflineRetryInterval time.Duration
 }
 
 // AppendResult says where an appended batch landed.

@@ -112,12 +112,11 @@ type validateLimits struct {
 	requireSequence bool
 }
 
-// validateBatch checks one v2 batch exactly as a producer sent it, without
-// decompressing it. For uncompressed batches it also walks the records to
-// check their framing and offset deltas, which costs a varint pass but
-// catches the garbage a CRC computed by a buggy client would not.
-// It returns the header and the largest record timestamp it could see
-// (the header's maxTimestamp for compressed batches).
+// validateBatch checks one v2 batch exactly as a producer sent it. It also
+// walks the records, decompressing them when the batch is compressed, to
+// check their framing and offset deltas: that catches the garbage a CRC
+// computed by a buggy client would not, and which no consumer could read.
+// It returns the header and the largest record timestamp.
 func validateBatch(b []byte, lim *validateLimits) (batchHeader, int64, error) {
 	var h batchHeader
 	if len(b) <= offMagic {
@@ -157,14 +156,8 @@ func validateBatch(b []byte, lim *validateLimits) (batchHeader, int64, error) {
 	if h.attributes&attrTransactional != 0 && h.producerID < 0 {
 		return h, 0, fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidRecord)
 	}
-	maxTs := h.maxTimestamp
-	if h.compression() == 0 {
-		var err error
-		maxTs, err = walkRecords(b, &h, lim)
-		if err != nil {
-			return h, 0, err
-		}
-	} else if err := checkTimestamp(h.baseTimestamp, lim); err != nil {
+	maxTs, err := walkRecords(b, &h, lim)
+	if err != nil {
 		return h, 0, err
 	}
 	if err := checkTimestamp(h.maxTimestamp, lim); err != nil {
@@ -199,7 +192,13 @@ func checkTimestamp(ts int64, lim *validateLimits) error {
 // which collects record timestamp errors but fails at once on a corrupt
 // record.
 func walkRecords(b []byte, h *batchHeader, lim *validateLimits) (int64, error) {
-	lo, hi, err := scanRecords(b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+	var lo, hi int64
+	var err error
+	if c := h.compression(); c == codecNone {
+		lo, hi, err = scanRecords(b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+	} else {
+		lo, hi, err = scanCompressed(c, b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -238,22 +237,12 @@ func scanRecords(p []byte, count int32, baseTs int64) (lo, hi int64, err error) 
 		}
 		length, body := varintAt(p, pos)
 		if body < 0 || length < minRecordSize || length > int64(len(p)-body) {
-			return 0, 0, fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
+			return 0, 0, fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
 		}
 		end := body + int(length)
-		// Decoding within rec keeps a field from running into the next
-		// record; body+1 skips the attributes byte.
-		rec := p[:end]
-		tsDelta, next := varintAt(rec, body+1)
-		if next < 0 {
-			return 0, 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrCorruptMessage, i)
-		}
-		offDelta, next := varintAt(rec, next)
-		if next < 0 {
-			return 0, 0, fmt.Errorf("%w: record %d: bad offset delta", ErrCorruptMessage, i)
-		}
-		if offDelta != int64(i) {
-			return 0, 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
+		tsDelta, err := checkRecordBody(p[body:end], i)
+		if err != nil {
+			return 0, 0, err
 		}
 		ts := baseTs + tsDelta
 		hi = max(hi, ts)
@@ -264,9 +253,28 @@ func scanRecords(p []byte, count int32, baseTs int64) (lo, hi int64, err error) 
 		i++
 	}
 	if pos != len(p) {
-		return 0, 0, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptMessage, len(p)-pos)
+		return 0, 0, fmt.Errorf("%w: %d bytes after the last record", ErrInvalidRecord, len(p)-pos)
 	}
 	return lo, hi, nil
+}
+
+// checkRecordBody checks the leading fields of record i's body (after its
+// length): attributes, then timestamp and offset deltas that end inside
+// it, the offset delta being i. It returns the timestamp delta. Kafka
+// answers a record it cannot parse with INVALID_RECORD.
+func checkRecordBody(rec []byte, i int32) (int64, error) {
+	tsDelta, next := varintAt(rec, 1) // 1 skips the attributes byte
+	if next < 0 {
+		return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrInvalidRecord, i)
+	}
+	offDelta, next := varintAt(rec, next)
+	if next < 0 {
+		return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrInvalidRecord, i)
+	}
+	if offDelta != int64(i) {
+		return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
+	}
+	return tsDelta, nil
 }
 
 // scanRecordsFast is scanRecords' fast path: a leaf function, so that
@@ -305,14 +313,9 @@ func scanRecordsFast(p []byte, i int32, pos int, count int32, baseTs, lo, hi int
 // record of an uncompressed batch until fn returns false. The batch must
 // already be validated.
 func recordTimestamps(b []byte, h *batchHeader, fn func(delta int32, ts int64) bool) {
-	eachRecordTimestamp(b[batchHeaderSize:], h.recordCount, h.baseTimestamp, fn)
-}
-
-// eachRecordTimestamp is recordTimestamps over a batch's (uncompressed)
-// records section.
-func eachRecordTimestamp(p []byte, count int32, baseTs int64, fn func(delta int32, ts int64) bool) {
+	p := b[batchHeaderSize:]
 	pos := 0
-	for i := int32(0); i < count && pos < len(p); i++ {
+	for i := int32(0); i < h.recordCount && pos < len(p); i++ {
 		length, body := varintAt(p, pos)
 		if body < 0 || length < 1 || length > int64(len(p)-body) {
 			return
@@ -322,7 +325,7 @@ func eachRecordTimestamp(p []byte, count int32, baseTs int64, fn func(delta int3
 		if next < 0 {
 			return
 		}
-		if !fn(i, baseTs+tsDelta) {
+		if !fn(i, h.baseTimestamp+tsDelta) {
 			return
 		}
 		pos = end

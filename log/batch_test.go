@@ -12,7 +12,7 @@ func TestValidateBatch(t *testing.T) {
 	mut := func(s spec, f func(b []byte) []byte) []byte { return f(makeBatch(s)) }
 	withTs := func(ts int64) spec { s := plain(2); s.ts, s.tsStep = ts, 0; return s }
 	compressed := plain(3)
-	compressed.compression = 4 // zstd bits; payload stays opaque
+	compressed.compression = 4 // zstd
 	txn := plain(1)
 	txn.txn = true
 	txnPid := idem(5, 0, 0, 1)
@@ -54,19 +54,20 @@ func TestValidateBatch(t *testing.T) {
 			b[batchHeaderSize+3] = 2 // zigzag(1)
 			return fixCRC(b)
 		}), validateLimits{}, ErrInvalidRecord},
-		{"record length past end", mut(plain(1), func(b []byte) []byte { b[batchHeaderSize] = 0x7e; return fixCRC(b) }), validateLimits{}, ErrCorruptMessage},
+		{"record length past end", mut(plain(1), func(b []byte) []byte { b[batchHeaderSize] = 0x7e; return fixCRC(b) }), validateLimits{}, ErrInvalidRecord},
 		{"record garbage", mut(plain(2), func(b []byte) []byte {
 			for i := batchHeaderSize; i < len(b); i++ {
 				b[i] = 0xff
 			}
 			return fixCRC(b)
-		}), validateLimits{}, ErrCorruptMessage},
-		{"compressed: records not walked", mut(compressed, func(b []byte) []byte {
+		}), validateLimits{}, ErrInvalidRecord},
+		{"compressed", makeBatch(compressed), validateLimits{}, nil},
+		{"compressed garbage", mut(compressed, func(b []byte) []byte {
 			for i := batchHeaderSize; i < len(b); i++ {
 				b[i] = 0xff
 			}
 			return fixCRC(b)
-		}), validateLimits{}, nil},
+		}), validateLimits{}, ErrInvalidRecord},
 		{"timestamp too old", makeBatch(withTs(now - 10_000)), validateLimits{beforeMaxMs: 5_000, nowMs: now}, ErrInvalidTimestamp},
 		{"timestamp too new", makeBatch(withTs(now + 10_000)), validateLimits{afterMaxMs: 5_000, nowMs: now}, ErrInvalidTimestamp},
 		{"timestamp within", makeBatch(withTs(now - 1_000)), validateLimits{beforeMaxMs: 5_000, afterMaxMs: 5_000, nowMs: now}, nil},
@@ -254,18 +255,18 @@ func TestScanRecords(t *testing.T) {
 		{name: "no timestamp", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 2, baseTs: -1, lo: math.MaxInt64, hi: -1},
 		{name: "negative timestamps are exempt from lo", p: cat(rawRecord(0, 0, pad), rawRecord(11, 1, pad)), count: 2, baseTs: -1, lo: 10, hi: 10},
 
-		{name: "count mismatch, bytes run out", p: rawRecord(0, 0, pad), count: 2, err: ErrCorruptMessage, message: "record 1: bad length"},
-		{name: "huge count", p: rawRecord(0, 0, pad), count: math.MaxInt32, err: ErrCorruptMessage, message: "record 1: bad length"},
-		{name: "count mismatch, too many", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad), bytes.Repeat([]byte{0}, 7)), count: 3, err: ErrCorruptMessage, message: "record 2: bad length"},
-		{name: "count mismatch, too few", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 1, err: ErrCorruptMessage, message: "7 bytes after the last record"},
-		{name: "truncated length varint", p: cat(rawRecord(0, 0, pad), bytes.Repeat([]byte{0x80}, 7)), count: 2, err: ErrCorruptMessage, message: "record 1: bad length"},
-		{name: "eleven-byte length varint", p: bytes.Repeat([]byte{0xff}, 14), count: 1, err: ErrCorruptMessage, message: "record 0: bad length"},
-		{name: "negative length", p: cat([]byte{0x01}, rawRecord(0, 0, pad)), count: 1, err: ErrCorruptMessage, message: "record 0: bad length"},
-		{name: "large negative length", p: cat(binary.AppendVarint(nil, -70_000), rawRecord(0, 0, pad)), count: 1, err: ErrCorruptMessage, message: "record 0: bad length"},
-		{name: "length below minimum", p: cat([]byte{5 << 1, 0, 0, 0, 0, 0}, pad), count: 1, err: ErrCorruptMessage, message: "record 0: bad length"},
-		{name: "length past end", p: cat([]byte{20 << 1}, bytes.Repeat([]byte{0}, 19)), count: 1, err: ErrCorruptMessage, message: "record 0: bad length"},
-		{name: "timestamp delta runs into next record", p: tsRunsOn, count: 2, err: ErrCorruptMessage, message: "record 0: bad timestamp delta"},
-		{name: "offset delta runs into next record", p: offRunsOn, count: 2, err: ErrCorruptMessage, message: "record 0: bad offset delta"},
+		{name: "count mismatch, bytes run out", p: rawRecord(0, 0, pad), count: 2, err: ErrInvalidRecord, message: "record 1: bad length"},
+		{name: "huge count", p: rawRecord(0, 0, pad), count: math.MaxInt32, err: ErrInvalidRecord, message: "record 1: bad length"},
+		{name: "count mismatch, too many", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad), bytes.Repeat([]byte{0}, 7)), count: 3, err: ErrInvalidRecord, message: "record 2: bad length"},
+		{name: "count mismatch, too few", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 1, err: ErrInvalidRecord, message: "7 bytes after the last record"},
+		{name: "truncated length varint", p: cat(rawRecord(0, 0, pad), bytes.Repeat([]byte{0x80}, 7)), count: 2, err: ErrInvalidRecord, message: "record 1: bad length"},
+		{name: "eleven-byte length varint", p: bytes.Repeat([]byte{0xff}, 14), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "negative length", p: cat([]byte{0x01}, rawRecord(0, 0, pad)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "large negative length", p: cat(binary.AppendVarint(nil, -70_000), rawRecord(0, 0, pad)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "length below minimum", p: cat([]byte{5 << 1, 0, 0, 0, 0, 0}, pad), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "length past end", p: cat([]byte{20 << 1}, bytes.Repeat([]byte{0}, 19)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "timestamp delta runs into next record", p: tsRunsOn, count: 2, err: ErrInvalidRecord, message: "record 0: bad timestamp delta"},
+		{name: "offset delta runs into next record", p: offRunsOn, count: 2, err: ErrInvalidRecord, message: "record 0: bad offset delta"},
 		{name: "first offset delta not 0", p: cat(rawRecord(0, 1, pad), rawRecord(0, 2, pad)), count: 2, err: ErrInvalidRecord, message: "record 0 has offset delta 1"},
 		{name: "offset delta out of order", p: cat(rawRecord(0, 0, pad), rawRecord(0, 2, pad), rawRecord(0, 1, pad)), count: 3, err: ErrInvalidRecord, message: "record 1 has offset delta 2"},
 		{name: "offset delta repeated", p: cat(rawRecord(0, 0, pad), rawRecord(0, 0, pad)), count: 2, err: ErrInvalidRecord, message: "record 1 has offset delta 0"},
@@ -321,7 +322,7 @@ func TestWalkRecordsTimestampBounds(t *testing.T) {
 		{"framing error outranks timestamp error", func() []byte {
 			b := batch(now, -9_000, 0)
 			return append(b, 0)
-		}(), lim, 0, ErrCorruptMessage},
+		}(), lim, 0, ErrInvalidRecord},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := parseHeader(tc.batch)

@@ -15,12 +15,17 @@
 //	    leader-epoch-checkpoint         epoch -> start offset (Kafka text format)
 //	    log-start-offset-checkpoint     log start moved by DeleteRecords
 //	    recovery-point-offset-checkpoint first segment that may not be fsynced
+//	    partition.metadata              "version: 0\ntopic_id: <id>" (Kafka's)
 //	    .clean-shutdown                 present only after a clean Close
 //
 // Names are 20-digit zero-padded base offsets, so they sort lexically.
 // Files being replaced are written as <name>.tmp first; leftovers are
 // removed on open. A deleted partition directory is first renamed to
-// <topic>-<partition>.<id>-delete.
+// <topic>-<partition>.<id>-delete. A directory whose partition.metadata
+// names another topic id than the topic's (a topic deleted and re-created
+// while this node missed it) is renamed to <topic>-<partition>.<its id in
+// hex>-stray, as Kafka sets stray logs aside, and never served; sharq does
+// not delete it.
 //
 // # .log: v2 RecordBatch, big-endian, back to back
 //
@@ -42,9 +47,10 @@
 //	    61     -  records (compressed as a whole if bits 0-2 are set)
 //
 // The CRC does not cover baseOffset and partitionLeaderEpoch, so assigning
-// them costs nothing; only LogAppendTime recomputes it. Batches are never
-// decompressed on the append path; uncompressed ones have their record
-// framing and offset deltas checked.
+// them costs nothing; only LogAppendTime recomputes it. Every batch has
+// its record framing and offset deltas checked on append, compressed ones
+// after streaming decompression (compressed.go), as Kafka's LogValidator
+// does; the bytes are stored as produced, never recompressed.
 //
 // # .index: 8-byte entries (int32 offset - baseOffset, int32 file position)
 //
@@ -109,8 +115,16 @@
 //	Close        wait for background fsyncs; fsync .log, write and fsync the
 //	             active indexes, producer snapshot, then .clean-shutdown.
 //
-// A failed write or fsync makes the log unusable (ErrStorage) until it is
-// reopened: after a failed fsync the page cache cannot be trusted.
+// A failed write (a full disk: ENOSPC, maybe after a short write) changes
+// nothing: the partial write is cut off again, a failed roll removes the
+// new segment's files, a failed checkpoint leaves the old one (atomic
+// replace), index entries not written stay in memory for the next sync.
+// The caller gets ErrStorage (KAFKA_STORAGE_ERROR) at once and the next
+// write tries again, so the log resumes by itself when space returns. A
+// failed fsync of data makes the log unusable (ErrStorage) until it is
+// reopened, as the page cache cannot be trusted after it (fsyncgate); the
+// manager's Partition handle reopens it, recovering from what is on disk,
+// on the first use after Options.OfflineRetryInterval.
 //
 // # Recovery
 //

@@ -187,17 +187,17 @@ func refWalk(p []byte, count int32, baseTs int64, lim *validateLimits) (int64, e
 	for i := int32(0); i < count; i++ {
 		length, n := binary.Varint(p)
 		if n <= 0 || length < minRecordSize || length > int64(len(p)-n) {
-			return 0, fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
+			return 0, fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
 		}
 		rec := p[n+1 : n+int(length)]
 		p = p[n+int(length):]
 		tsDelta, n := binary.Varint(rec)
 		if n <= 0 {
-			return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrCorruptMessage, i)
+			return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrInvalidRecord, i)
 		}
 		offDelta, m := binary.Varint(rec[n:])
 		if m <= 0 {
-			return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrCorruptMessage, i)
+			return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrInvalidRecord, i)
 		}
 		if offDelta != int64(i) {
 			return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
@@ -206,7 +206,7 @@ func refWalk(p []byte, count int32, baseTs int64, lim *validateLimits) (int64, e
 		stamps = append(stamps, baseTs+tsDelta)
 	}
 	if len(p) != 0 {
-		return 0, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptMessage, len(p))
+		return 0, fmt.Errorf("%w: %d bytes after the last record", ErrInvalidRecord, len(p))
 	}
 	for _, ts := range stamps {
 		if err := checkTimestamp(ts, lim); err != nil {
@@ -255,6 +255,24 @@ func FuzzScanRecords(f *testing.F) {
 			}
 		case err != nil && err.Error() != wantErr.Error():
 			t.Fatalf("walk: %v; reference: %v", err, wantErr)
+		}
+	})
+}
+
+// FuzzDecodePartitionMetadata: any bytes decode or fail cleanly, and what
+// decodes encodes back to the same id.
+func FuzzDecodePartitionMetadata(f *testing.F) {
+	f.Add([]byte("version: 0\ntopic_id: AQIDBAUGBwgJCgsMDQ4PEA"))
+	f.Add([]byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n"))
+	f.Add([]byte("version: 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		id, err := decodePartitionMetadata(data)
+		if err != nil {
+			return
+		}
+		again, err := decodePartitionMetadata(encodePartitionMetadata(id))
+		if err != nil || again != id {
+			t.Fatalf("round trip of %x: %x %v", id, again, err)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package log
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -24,11 +23,10 @@ type spec struct {
 	pid         int64
 	epoch       int16
 	seq         int32
-	compression int16 // attribute bits only: the payload is not really compressed
+	compression int16 // codec: the records are compressed with it (compressForTest)
 	txn         bool
 	control     bool
 	tss         []int64 // per-record timestamps, overriding ts and tsStep
-	gzip        bool    // really gzip the records
 }
 
 func plain(records int) spec {
@@ -67,12 +65,8 @@ func makeBatch(s spec) []byte {
 		}
 	}
 	attrs := s.compression
-	if s.gzip {
-		var zb bytes.Buffer
-		zw := gzip.NewWriter(&zb)
-		zw.Write(recs)
-		zw.Close()
-		recs, attrs = zb.Bytes(), attrs|1
+	if s.compression != 0 {
+		recs = compressForTest(s.compression, recs)
 	}
 	if s.txn {
 		attrs |= attrTransactional

@@ -83,10 +83,11 @@ type Log struct {
 		err     error
 	}
 
-	size        atomic.Int64
-	lastFlushMs atomic.Int64
-	syncCount   atomic.Int64
-	syncNanos   atomic.Int64
+	size         atomic.Int64
+	writeFailing atomic.Bool // a run of failed (undone) writes is going on
+	lastFlushMs  atomic.Int64
+	syncCount    atomic.Int64
+	syncNanos    atomic.Int64
 }
 
 // Topic returns the log's topic.
@@ -114,6 +115,49 @@ func (l *Log) usableLocked() error {
 		return fmt.Errorf("%w: partition %s-%d failed earlier: %w", ErrStorage, l.topic, l.partition, l.mu.failed)
 	}
 	return nil
+}
+
+// undoWrite handles a failed write of the active segment at pos (a full
+// disk: ENOSPC, possibly after a short write). Nothing of the write was
+// acknowledged or indexed, so cutting the file back to pos restores the
+// log exactly and the next append tries again: the partition resumes by
+// itself when space returns. Only if the cut fails is the log failed.
+// Called with appendMu held.
+func (l *Log) undoWrite(s *segment, pos int64, werr error) error {
+	if terr := s.log.Truncate(pos); terr != nil {
+		return l.fail("write "+s.logPath, fmt.Errorf("%w; cutting the partial write back to %d: %w", werr, pos, terr))
+	}
+	return l.writeFailed("write "+s.logPath, werr)
+}
+
+// writeFailed reports a write that failed without changing the log (the
+// files are as they were, or were put back): an ErrStorage error, not
+// sticky. It is logged once per run of failures.
+func (l *Log) writeFailed(op string, err error) error {
+	if errors.Is(err, ErrStorage) {
+		err = errors.Unwrap(err)
+	}
+	if !l.writeFailing.Swap(true) {
+		l.logger.Error("write failed; the partition log is unchanged and the next write tries again", "op", op, "err", err)
+	}
+	return fmt.Errorf("%w: %s %s-%d: %w", ErrStorage, op, l.topic, l.partition, err)
+}
+
+// writeOK ends a run of failed writes.
+func (l *Log) writeOK() {
+	if l.writeFailing.Load() && l.writeFailing.Swap(false) {
+		l.logger.Info("writes succeed again")
+	}
+}
+
+// failure is the sticky write-path failure, or nil.
+func (l *Log) failure() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.mu.closed {
+		return nil
+	}
+	return l.mu.failed
 }
 
 // fail makes the log unusable after an I/O error on the write path: after a
@@ -216,8 +260,10 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 		l.mu.Unlock()
 		c.assign(leaderEpoch, base)
 		if err := l.writeEpochCheckpoint(c); err != nil {
+			// The old checkpoint is intact (atomic replace): nothing to
+			// undo, the next append of this epoch tries again.
 			l.appendMu.Unlock()
-			return res, l.fail("write leader epoch checkpoint", err)
+			return res, l.writeFailed("write leader epoch checkpoint", err)
 		}
 		l.mu.Lock()
 		l.mu.epochs = c
@@ -225,9 +271,11 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 	}
 	pos := active.size.Load()
 	if _, err := active.log.WriteAt(batch, pos); err != nil {
+		err = l.undoWrite(active, pos, err)
 		l.appendMu.Unlock()
-		return res, l.fail("write "+active.logPath, err)
+		return res, err
 	}
+	l.writeOK()
 	l.mu.Lock()
 	active.onAppendLocked(&h, pos, int64(cfg.IndexIntervalBytes))
 	active.size.Store(pos + int64(h.size))
@@ -297,12 +345,15 @@ func (l *Log) waitDurable(end int64) error {
 		synced, err := l.syncActive()
 		g.mu.Lock()
 		g.syncing = false
+		g.cond.Broadcast()
 		if err != nil {
-			g.err = err
-		} else if synced > g.offset {
+			// The waiters woken here try themselves: a failed log fails
+			// them at once, a write that failed without harm is retried.
+			return err
+		}
+		if synced > g.offset {
 			g.offset = synced
 		}
-		g.cond.Broadcast()
 	}
 	return nil
 }
@@ -351,23 +402,31 @@ func (l *Log) syncActive() (int64, error) {
 	}
 	// Segments sealed since the last sync may still wait for their
 	// background fsync; durability of target needs them too.
-	if err := l.syncPendingSealed(); err != nil {
+	// A sealed segment whose index files could not be written was still
+	// fsynced first: only a failed log stops this sync.
+	if err := l.syncPendingSealed(); err != nil && l.failure() != nil {
 		return 0, err
 	}
 	if err := l.timedSync(s.log); err != nil {
 		return 0, l.fail("fsync "+s.logPath, err)
 	}
+	// The data is durable now. Index entries that cannot be written (a
+	// full disk) stay in memory and are written by a later sync: recovery
+	// checks the files' entries anyway and scans past the last one.
 	if len(idx) > 0 {
 		if _, err := s.index.WriteAt(idx, int64(s.idxWritten)); err != nil {
-			return 0, l.fail("write "+s.path(indexSuffix), err)
+			l.writeFailed("write "+s.path(indexSuffix), err)
+			idx, tidx = nil, nil
+		} else {
+			s.idxWritten += len(idx)
 		}
-		s.idxWritten += len(idx)
 	}
 	if len(tidx) > 0 {
 		if _, err := s.tindex.WriteAt(tidx, int64(s.tidxWritten)); err != nil {
-			return 0, l.fail("write "+s.path(timeIndexSuffix), err)
+			l.writeFailed("write "+s.path(timeIndexSuffix), err)
+		} else {
+			s.tidxWritten += len(tidx)
 		}
-		s.tidxWritten += len(tidx)
 	}
 	l.markDurable(target)
 	return target, nil
@@ -432,18 +491,25 @@ func (l *Log) roll(nowMs int64) (*segment, error) {
 		if err := l.timedSync(old.log); err != nil {
 			return nil, l.fail("fsync "+old.logPath, err)
 		}
+		// A roll that fails from here on changes nothing that matters: the
+		// old segment stays active, and the next append rolls again.
 		if err := writeIndexFiles(old, idx, tidx); err != nil {
-			return nil, l.fail("write index", err)
+			return nil, l.writeFailed("write index of "+old.logPath, err)
 		}
 	}
-	old.durable.Store(syncNow)
 	if err := l.writeFileAtomic(segmentName(next, snapshotSuffix), l.producers.encode()); err != nil {
-		return nil, l.fail("write producer snapshot", err)
+		return nil, l.writeFailed("write producer snapshot", err)
 	}
 	s, err := l.createSegment(next)
 	if err != nil {
-		return nil, l.fail("roll", err)
+		// A segment file left behind would start a segment that the old
+		// one does not end at once it grows on.
+		l.removeFile(segmentName(next, logSuffix))
+		l.removeFile(segmentName(next, indexSuffix))
+		l.removeFile(segmentName(next, timeIndexSuffix))
+		return nil, l.writeFailed("roll", err)
 	}
+	old.durable.Store(syncNow)
 	l.mu.Lock()
 	old.sealed = true
 	old.idxEntries, old.tidxEntries = len(idx)/offsetIndexEntry, len(tidx)/timeIndexEntry
@@ -455,9 +521,9 @@ func (l *Log) roll(nowMs int64) (*segment, error) {
 	l.mu.Unlock()
 	if syncNow {
 		l.markDurable(next)
-		if err := l.advanceRecoveryPoint(); err != nil {
-			return nil, err
-		}
+		// A recovery point that cannot be written stays lower (logged):
+		// recovery scans more, nothing is lost.
+		_ = l.advanceRecoveryPoint()
 	} else {
 		old.acquire()
 		l.bg.Add(1)
@@ -476,9 +542,12 @@ func (l *Log) flushSealed(s *segment) {
 		l.bgSem <- struct{}{}
 		defer func() { <-l.bgSem }()
 	}
-	if err := l.syncSealed(s); err != nil {
-		if !errors.Is(err, ErrClosed) {
+	if fsyncFailed, err := l.syncSealed(s); err != nil {
+		if fsyncFailed {
 			l.fail("fsync sealed segment", err)
+		} else if !errors.Is(err, ErrClosed) {
+			// the next sync of the log tries again (syncPendingSealed)
+			l.writeFailed("write index of sealed segment", err)
 		}
 		return
 	}
@@ -490,21 +559,24 @@ func (l *Log) flushSealed(s *segment) {
 // syncSealed fsyncs a sealed segment and then writes and fsyncs its
 // index files, so that index entries on disk only ever point at durable
 // data. Until then readers use the in-memory index.
-func (l *Log) syncSealed(s *segment) error {
+//
+// fsyncFailed tells a failed fsync of the data (the log must fail) from a
+// failed index write (the segment stays in memory and is tried again).
+func (l *Log) syncSealed(s *segment) (fsyncFailed bool, err error) {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	if s.durable.Load() {
-		return nil
+		return false, nil
 	}
 	if err := l.timedSync(s.log); err != nil {
-		return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.logPath, err)
+		return true, fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.logPath, err)
 	}
 	l.mu.RLock()
 	idx, tidx, mem := s.idx, s.tidx, s.memIndex
 	l.mu.RUnlock()
 	if mem {
 		if err := writeIndexFiles(s, idx, tidx); err != nil {
-			return err
+			return false, err
 		}
 		l.mu.Lock()
 		s.memIndex = false
@@ -512,7 +584,7 @@ func (l *Log) syncSealed(s *segment) error {
 		l.mu.Unlock()
 	}
 	s.durable.Store(true)
-	return nil
+	return false, nil
 }
 
 // writeIndexFiles makes s's index files hold exactly idx and tidx, durably.
@@ -559,7 +631,8 @@ func (l *Log) advanceRecoveryPoint() error {
 		return nil
 	}
 	if err := l.writeOffsetCheckpoint(recoveryPointName, rp); err != nil {
-		return l.fail("write recovery point", err)
+		// The old checkpoint stays: recovery would scan more, no harm.
+		return l.writeFailed("write recovery point", err)
 	}
 	l.recoveryPoint = rp
 	return nil
@@ -725,7 +798,8 @@ func (l *Log) LatestEpoch() int32 {
 // the first record that holds it, as Kafka answers ListOffsets
 // MAX_TIMESTAMP: the segment whose largest timestamp is greatest (the first
 // of equal ones), in it the first batch holding that timestamp, in that
-// batch the first record with it (compressed batches are decompressed).
+// batch the first record with it (compressed batches are decompressed,
+// streaming).
 // (-1, -1) for an empty log.
 func (l *Log) MaxTimestamp() (offset, timestamp int64, err error) {
 	l.mu.RLock()
@@ -779,14 +853,18 @@ func (l *Log) MaxTimestamp() (offset, timestamp int64, err error) {
 		if h.attributes&attrTimestampType != 0 {
 			return h.baseOffset, ts, nil // LogAppendTime: every record has it
 		}
-		records := b[batchHeaderSize:]
 		if h.compression() != 0 {
-			if records, err = decompressRecords(records, h.compression()); err != nil {
-				return -1, -1, fmt.Errorf("%w: batch at offset %d of %s: %w", ErrCorruptMessage, h.baseOffset, s.logPath, err)
+			delta, ok, err := firstRecordAt(h.compression(), b[batchHeaderSize:], h.recordCount, h.baseTimestamp, ts)
+			if err != nil {
+				return -1, -1, fmt.Errorf("batch at offset %d of %s: %w", h.baseOffset, s.logPath, err)
 			}
+			if ok {
+				return h.baseOffset + int64(delta), ts, nil
+			}
+			return h.lastOffset(), ts, nil
 		}
 		found := int64(-1)
-		eachRecordTimestamp(records, h.recordCount, h.baseTimestamp, func(delta int32, rts int64) bool {
+		recordTimestamps(b, &h, func(delta int32, rts int64) bool {
 			if rts == ts {
 				found = h.baseOffset + int64(delta)
 				return false
@@ -921,7 +999,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 		return logStart, nil
 	}
 	if err := l.writeLogStartCheckpoint(offset); err != nil {
-		return logStart, l.fail("write log start offset", err)
+		return logStart, l.writeFailed("write log start offset", err)
 	}
 	l.mu.Lock()
 	l.mu.logStart = offset
@@ -929,7 +1007,8 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	l.mu.Unlock()
 	if c.truncateFromStart(offset) {
 		if err := l.writeEpochCheckpoint(c); err != nil {
-			return offset, l.fail("write leader epoch checkpoint", err)
+			// Epochs below the log start are only unused entries.
+			return offset, l.writeFailed("write leader epoch checkpoint", err)
 		}
 		l.mu.Lock()
 		l.mu.epochs = c
@@ -1404,14 +1483,19 @@ func (l *Log) syncPendingSealed() error {
 	}
 	l.mu.RUnlock()
 	var err error
+	fsyncFailed := false
 	for _, p := range pending {
 		if err == nil {
-			err = l.syncSealed(p)
+			fsyncFailed, err = l.syncSealed(p)
 		}
 		p.release()
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+		return nil
+	case fsyncFailed:
 		return l.fail("fsync sealed segment", err)
+	default:
+		return l.writeFailed("write index of sealed segment", err)
 	}
-	return nil
 }

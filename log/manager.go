@@ -30,7 +30,7 @@ type Manager struct {
 
 	mu struct {
 		sync.Mutex
-		logs   map[topicPartition]*Log
+		parts  map[topicPartition]*Partition
 		closed bool
 	}
 }
@@ -55,6 +55,9 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 	if opts.RetentionCheckInterval <= 0 {
 		opts.RetentionCheckInterval = 5 * time.Minute // log.retention.check.interval.ms
 	}
+	if opts.OfflineRetryInterval == 0 {
+		opts.OfflineRetryInterval = defaultOfflineRetryInterval
+	}
 	m := &Manager{
 		dir:    filepath.Join(dataDir, "topics"),
 		fs:     opts.FS,
@@ -63,7 +66,7 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 		opts:   opts,
 		bgSem:  make(chan struct{}, maxBackgroundSyncs),
 	}
-	m.mu.logs = map[topicPartition]*Log{}
+	m.mu.parts = map[topicPartition]*Partition{}
 	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: create %s: %w", ErrStorage, m.dir, err)
 	}
@@ -100,7 +103,7 @@ func (m *Manager) Partitions() ([]PartitionID, error) {
 	var out []PartitionID
 	for _, n := range names {
 		i := strings.LastIndexByte(n, '-')
-		if i <= 0 || strings.HasSuffix(n, deleteSuffix) {
+		if i <= 0 || strings.HasSuffix(n, deleteSuffix) || strings.HasSuffix(n, strayDirSuffix) {
 			continue
 		}
 		p, err := strconv.ParseInt(n[i+1:], 10, 32)
@@ -116,27 +119,89 @@ func (m *Manager) partitionDir(topic string, partition int32) string {
 	return filepath.Join(m.dir, topic+"-"+strconv.FormatInt(int64(partition), 10))
 }
 
+// defaultOfflineRetryInterval is how often an offline partition's open is
+// retried (on use) when Options.OfflineRetryInterval is 0.
+const defaultOfflineRetryInterval = 10 * time.Second
+
+func validTopicDirName(topic string) bool {
+	return topic != "" && !strings.ContainsAny(topic, "/\\") && topic != "." && topic != ".."
+}
+
+// Partition returns the handle of a partition log, registering it with cfg
+// if it is new (an existing handle gets cfg as its new config). It does no
+// I/O: the log is opened by the handle's Acquire.
+//
+// A non-zero id is the topic's id: the partition directory must carry it in
+// partition.metadata (written when the directory is created, or on the
+// first open of a directory from before the file); one of another id is
+// set aside, never served.
+func (m *Manager) Partition(topic string, partition int32, id TopicID, cfg Config) *Partition {
+	m.mu.Lock()
+	tp := topicPartition{topic, partition}
+	p := m.mu.parts[tp]
+	if p == nil {
+		p = &Partition{m: m, topic: topic, partition: partition, id: id, cfg: cfg}
+		if m.mu.closed {
+			p.removed = true
+		} else {
+			m.mu.parts[tp] = p
+		}
+		m.mu.Unlock()
+		return p
+	}
+	m.mu.Unlock()
+	p.SetConfig(cfg)
+	return p
+}
+
 // Open returns the partition's log, creating it or opening (and, after an
 // unclean stop, recovering) it from disk. An already open log is returned
-// as is (use SetConfig to change its config).
+// as is (use SetConfig to change its config). The log stays open until
+// Delete or Close.
 func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) {
-	if topic == "" || strings.ContainsAny(topic, "/\\") || topic == "." || topic == ".." {
-		return nil, fmt.Errorf("%w: invalid topic name %q", ErrStorage, topic)
-	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.mu.closed {
+		m.mu.Unlock()
 		return nil, ErrClosed
 	}
-	tp := topicPartition{topic, partition}
-	if l := m.mu.logs[tp]; l != nil {
-		return l, nil
+	p := m.mu.parts[topicPartition{topic, partition}]
+	m.mu.Unlock()
+	if p == nil {
+		p = m.Partition(topic, partition, TopicID{}, cfg)
+	}
+	p.mu.Lock()
+	p.permanent = true
+	// Callers of Open expect the error at once, not a remembered one.
+	p.offline = nil
+	p.mu.Unlock()
+	l, err := p.Acquire()
+	if err != nil {
+		return nil, err
+	}
+	p.Release()
+	return l, nil
+}
+
+// openDir opens or creates the log in the partition's directory.
+func (m *Manager) openDir(topic string, partition int32, id TopicID, cfg Config) (*Log, error) {
+	if !validTopicDirName(topic) {
+		return nil, fmt.Errorf("%w: invalid topic name %q", ErrStorage, topic)
 	}
 	dir := m.partitionDir(topic, partition)
+	writeID, err := m.checkTopicID(dir, id)
+	if err != nil {
+		return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+	}
 	_, statErr := m.fs.ReadDir(dir)
 	l, err := openLog(m.fs, dir, topic, partition, cfg, m.logger, m.now)
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+	}
+	if writeID {
+		if err := l.writePartitionMetadata(id); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+		}
 	}
 	if statErr != nil {
 		// new directory: make its entry in topics/ durable
@@ -146,26 +211,53 @@ func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) 
 		}
 	}
 	l.bgSem = m.bgSem
-	m.mu.logs[tp] = l
 	return l, nil
 }
 
 // Get returns an open log or nil.
 func (m *Manager) Get(topic string, partition int32) *Log {
 	m.mu.Lock()
+	p := m.mu.parts[topicPartition{topic, partition}]
+	m.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Peek()
+}
+
+// Offline lists the partitions that cannot be served, and why.
+func (m *Manager) Offline() []OfflinePartition {
+	var out []OfflinePartition
+	for _, p := range m.handles() {
+		if err := p.Offline(); err != nil {
+			out = append(out, OfflinePartition{p.topic, p.partition, err})
+		}
+	}
+	return out
+}
+
+func (m *Manager) handles() []*Partition {
+	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.mu.logs[topicPartition{topic, partition}]
+	out := make([]*Partition, 0, len(m.mu.parts))
+	for _, p := range m.mu.parts {
+		out = append(out, p)
+	}
+	return out
 }
 
 // Delete closes the partition's log (if open) and removes its files.
 func (m *Manager) Delete(topic string, partition int32) error {
 	m.mu.Lock()
 	tp := topicPartition{topic, partition}
-	l := m.mu.logs[tp]
-	delete(m.mu.logs, tp)
+	p := m.mu.parts[tp]
+	delete(m.mu.parts, tp)
 	m.mu.Unlock()
-	if l != nil {
-		l.Close()
+	if p != nil {
+		p.mu.Lock()
+		p.removed = true
+		p.closeLocked()
+		p.mu.Unlock()
 	}
 	dir := m.partitionDir(topic, partition)
 	if _, err := m.fs.ReadDir(dir); err != nil {
@@ -187,12 +279,13 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	return nil
 }
 
+// snapshot returns the open logs.
 func (m *Manager) snapshot() []*Log {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	logs := make([]*Log, 0, len(m.mu.logs))
-	for _, l := range m.mu.logs {
-		logs = append(logs, l)
+	var logs []*Log
+	for _, p := range m.handles() {
+		if l := p.Peek(); l != nil {
+			logs = append(logs, l)
+		}
 	}
 	return logs
 }
@@ -248,18 +341,23 @@ func (m *Manager) flushDue() {
 	}
 }
 
-// Close flushes and closes every log, leaving clean shutdown markers.
+// Close flushes and closes every log, leaving clean shutdown markers. A
+// log that failed earlier (and was logged then) is closed without its
+// marker, for the next start to recover; that is not an error of Close.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.mu.closed = true
-	logs := m.mu.logs
-	m.mu.logs = map[topicPartition]*Log{}
+	parts := m.mu.parts
+	m.mu.parts = map[topicPartition]*Partition{}
 	m.mu.Unlock()
 	var errs []error
-	for _, l := range logs {
-		if err := l.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close %s-%d: %w", l.topic, l.partition, err))
+	for _, p := range parts {
+		p.mu.Lock()
+		p.removed = true
+		if err := p.closeLocked(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s-%d: %w", p.topic, p.partition, err))
 		}
+		p.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }

@@ -26,6 +26,7 @@ type Broker struct {
 	Server *broker.Server
 
 	port    int
+	bopts   broker.Options
 	logDone atomic.Bool
 	serveCh chan error
 }
@@ -42,6 +43,13 @@ func WithDir(dir string) Option { return func(c *config.Config) { c.LogDirs = di
 // New starts a broker and registers its shutdown with t.Cleanup.
 func New(t testing.TB, opts ...Option) *Broker {
 	t.Helper()
+	return NewWithOptions(t, broker.Options{}, opts...)
+}
+
+// NewWithOptions is New with broker options (e.g. the partition logs on a
+// log.FaultFS), kept across restarts.
+func NewWithOptions(t testing.TB, bopts broker.Options, opts ...Option) *Broker {
+	t.Helper()
 	cfg := config.New()
 	cfg.LogDirs = t.TempDir()
 	cfg.Listeners = []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0}}
@@ -49,7 +57,7 @@ func New(t testing.TB, opts ...Option) *Broker {
 	for _, o := range opts {
 		o(cfg)
 	}
-	b := &Broker{t: t, Dir: cfg.LogDirs, Config: cfg}
+	b := &Broker{t: t, Dir: cfg.LogDirs, Config: cfg, bopts: bopts}
 	b.start()
 	t.Cleanup(func() {
 		b.Stop()
@@ -69,7 +77,7 @@ func (b *Broker) start() {
 	if os.Getenv("SHARQ_TEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	s, err := broker.New(&cfg, logger)
+	s, err := broker.NewWithOptions(&cfg, logger, b.bopts)
 	if err != nil {
 		b.t.Fatalf("start broker: %v", err)
 	}
