@@ -161,6 +161,17 @@ func TestGoldenWire(t *testing.T) {
 		dq.Version = 2
 		dq.Topics = append(dq.Topics, kmsg.DescribeQuorumRequestTopic{Topic: "not-metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}})
 		cases = append(cases, tc{"55_describe_quorum_unknown_v2", dq})
+		dcq := kmsg.NewPtrDescribeClientQuotasRequest()
+		dcq.Version = 1
+		dcq.Components = append(dcq.Components, kmsg.DescribeClientQuotasRequestComponent{EntityType: "client-id", MatchType: 2})
+		cases = append(cases, tc{"48_describe_client_quotas_none_v1", dcq})
+		acq := kmsg.NewPtrAlterClientQuotasRequest()
+		acq.Version, acq.ValidateOnly = 1, true
+		acq.Entries = append(acq.Entries, kmsg.AlterClientQuotasRequestEntry{
+			Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id", Name: kmsg.StringPtr("app")}},
+			Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: "no_such_quota", Value: 1}},
+		})
+		cases = append(cases, tc{"49_alter_client_quotas_bad_key_v1", acq})
 	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {

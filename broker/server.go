@@ -29,6 +29,7 @@ import (
 
 	"sharq/config"
 	"sharq/log"
+	"sharq/quota"
 	"sharq/raftmeta"
 )
 
@@ -68,8 +69,9 @@ type Server struct {
 	producerIDs producerIDAllocator
 
 	metrics   *metrics
-	reqBytes  *requestBytes // queued.max.request.bytes: reqbytes.go
-	admin     *http.Server  // metrics.listener: /metrics, /healthz, /readyz
+	reqBytes  *requestBytes  // queued.max.request.bytes: reqbytes.go
+	quotas    *quota.Manager // client quotas: quotas.go
+	admin     *http.Server   // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr string
 	ready     atomic.Bool // listeners accepting and metadata loaded
 
@@ -149,6 +151,8 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
 		reqBytes:      newRequestBytes(cfg.QueuedMaxRequestBytes),
+		quotas: quota.New(quota.Config{Samples: int(cfg.QuotaWindowNum),
+			Window: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second}),
 	}
 	s.producerIDs.s = s
 	s.metrics = newMetrics(s)

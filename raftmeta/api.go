@@ -50,8 +50,11 @@ type Image struct {
 	// default (<default> entity), otherwise the node id in decimal.
 	BrokerConfigs map[string]map[string]string
 	GroupConfigs  map[string]map[string]string // group id -> dynamic group configs
-	Features      map[string]int16             // finalized feature levels (metadata.version, ...)
-	AppliedIndex  uint64
+	// ClientQuotas holds client quotas by quota entity (QuotaEntityKey):
+	// key (producer_byte_rate, ...) -> value in Kafka's decimal form.
+	ClientQuotas map[string]map[string]string
+	Features     map[string]int16 // finalized feature levels (metadata.version, ...)
+	AppliedIndex uint64
 	// NextProducerID is the first producer id not yet handed out
 	// (AllocateProducerIDs). Added by raftmeta; not part of the original contract.
 	NextProducerID int64

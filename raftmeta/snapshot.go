@@ -13,10 +13,11 @@ package raftmeta
 //	| topics: n, (name, id[16], configs, partitions: n, (leader, leader epoch,
 //	  partition epoch, replicas, isr)*)*
 //	| broker configs: n, (entity, configs)* | group configs: n, (group, configs)*
+//	| version 2: client quotas: n, (quota entity key, values)*
 //
-// FORMAT MIGRATION: decodeImage accepts version 1; a version 2 must keep
-// decoding 1 (a node restarts from the snapshot it wrote before the upgrade)
-// and be written only once every voter can read it.
+// FORMAT MIGRATION: decodeImage reads versions 1 and 2 (1 has no client
+// quotas). Version 2 is written only when the image has client quotas, so
+// a cluster that sets none keeps snapshots an older sharq reads.
 
 import (
 	"encoding/binary"
@@ -28,6 +29,7 @@ import (
 const (
 	imageMagic     = "SQMI"
 	imageVersionV1 = 1
+	imageVersionV2 = 2
 )
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
@@ -35,7 +37,11 @@ var crc32c = crc32.MakeTable(crc32.Castagnoli)
 func encodeImage(img *Image) []byte {
 	b := make([]byte, 0, 256)
 	b = append(b, imageMagic...)
-	b = append(b, imageVersionV1)
+	version := byte(imageVersionV1)
+	if len(img.ClientQuotas) > 0 {
+		version = imageVersionV2
+	}
+	b = append(b, version)
 	start := len(b)
 
 	b = appendString(b, img.ClusterID)
@@ -75,6 +81,9 @@ func encodeImage(img *Image) []byte {
 
 	b = appendConfigSet(b, img.BrokerConfigs)
 	b = appendConfigSet(b, img.GroupConfigs)
+	if version >= imageVersionV2 {
+		b = appendConfigSet(b, img.ClientQuotas)
+	}
 
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], crc32c))
 }
@@ -112,8 +121,9 @@ func decodeImage(data []byte) (*Image, error) {
 	if len(data) < hdr+4 || string(data[:len(imageMagic)]) != imageMagic {
 		return nil, fmt.Errorf("not a metadata snapshot (%d bytes): %w", len(data), ErrCorrupt)
 	}
-	if v := data[len(imageMagic)]; v != imageVersionV1 {
-		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d: %w", v, imageVersionV1, ErrCorrupt)
+	version := data[len(imageMagic)]
+	if version != imageVersionV1 && version != imageVersionV2 {
+		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d and %d: %w", version, imageVersionV1, imageVersionV2, ErrCorrupt)
 	}
 	payload := data[hdr : len(data)-4]
 	if got, want := crc32.Checksum(payload, crc32c), binary.BigEndian.Uint32(data[len(data)-4:]); got != want {
@@ -169,6 +179,9 @@ func decodeImage(data []byte) (*Image, error) {
 
 	img.BrokerConfigs = r.configSet()
 	img.GroupConfigs = r.configSet()
+	if version >= imageVersionV2 {
+		img.ClientQuotas = r.configSet()
+	}
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("metadata snapshot: %w", err)
 	}
