@@ -26,6 +26,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -48,6 +49,11 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		} else {
 			topic = img.Topics[rt.Topic]
 		}
+		name := rt.Topic
+		if topic != nil {
+			name = topic.Name
+		}
+		allowed := r.authorize(resTopic, name, opWrite)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -60,11 +66,15 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			switch {
 			case badAcks:
 				sp.ErrorCode = errInvalidRequiredAcks
+			case req.TransactionID != nil && !r.authorize(resTransactionalID, *req.TransactionID, opWrite):
+				sp.ErrorCode = errTransactionalIDAuthFailed
 			case req.TransactionID != nil:
 				sp.ErrorCode = errTransactionalIDAuthFailed
 				r.setProduceMessage(&sp, "sharq does not support transactions yet")
 			case topic == nil && r.version >= 13:
 				sp.ErrorCode = errUnknownTopicID
+			case !allowed:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case topic != nil && isInternalTopic(topic.Name):
 				sp.ErrorCode = errInvalidTopic
 				r.setProduceMessage(&sp, "Cannot append to internal topic "+topic.Name)

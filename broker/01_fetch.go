@@ -269,11 +269,21 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 		} else {
 			topic = img.Topics[it.key.topic]
 		}
+		if topic == nil && r.version < 13 && !r.fetchAllowed(req, it.key.topic) {
+			it.errorCode = kerr.TopicAuthorizationFailed.Code
+			anyError = true
+			continue
+		}
 		if topic == nil {
 			it.errorCode = errUnknownTopicOrPartition
 			if r.version >= 13 {
 				it.errorCode = errUnknownTopicID
 			}
+			anyError = true
+			continue
+		}
+		if !r.fetchAllowed(req, topic.Name) {
+			it.errorCode = kerr.TopicAuthorizationFailed.Code
 			anyError = true
 			continue
 		}
@@ -350,4 +360,16 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 		total += n
 	}
 	return buf, total, anyError
+}
+
+// fetchAllowed is Kafka's Fetch authorization: a follower (replica id set)
+// needs CLUSTER_ACTION on the cluster, a consumer READ on the topic.
+func (r *request) fetchAllowed(req *kmsg.FetchRequest, topic string) bool {
+	if r.s.authz == nil {
+		return true
+	}
+	if req.ReplicaID >= 0 || req.ReplicaState.ID >= 0 {
+		return r.authorizeCluster(opClusterAction)
+	}
+	return r.authorize(resTopic, topic, opRead)
 }

@@ -60,6 +60,8 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			switch {
 			case seen[tp{rt.Topic, rp.Partition}] > 1:
 				sp.ErrorCode = errInvalidRequest
+			case !r.authorize(resTopic, rt.Topic, opDescribe):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case topic != nil && isInternalTopic(rt.Topic):
 				sp.ErrorCode = r.s.internalTopicRead("ListOffsets", rt.Topic)
 			case p == nil:

@@ -20,6 +20,7 @@ package broker
 import (
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/raftmeta"
@@ -41,6 +42,12 @@ func handleMetadata(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	resp.ClusterID = &clusterID
 	resp.ControllerID = img.ControllerID
 	resp.AuthorizedOperations = authorizedOperationsNotRequested
+	if req.IncludeClusterAuthorizedOperations && r.version >= 8 && r.version <= 10 {
+		resp.AuthorizedOperations = 0
+		if r.authorizeCluster(opDescribe) {
+			resp.AuthorizedOperations = r.authorizedOperations(resCluster, "kafka-cluster", clusterAllOperations)
+		}
+	}
 
 	allTopics := req.Topics == nil || (r.version == 0 && len(req.Topics) == 0)
 	if allTopics {
@@ -50,6 +57,9 @@ func handleMetadata(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		}
 		sort.Strings(names)
 		for _, name := range names {
+			if !r.authorize(resTopic, name, opDescribe) {
+				continue // Kafka leaves out what the principal may not describe
+			}
 			resp.Topics = append(resp.Topics, r.describeTopic(img.Topics[name], req.IncludeTopicAuthorizedOperations))
 		}
 		return resp, nil
@@ -68,11 +78,27 @@ func handleMetadata(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+			if !r.authorize(resTopic, t.Name, opDescribe) {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				mt.TopicID = rt.TopicID
+				mt.AuthorizedOperations = authorizedOperationsNotRequested
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
 			resp.Topics = append(resp.Topics, r.describeTopic(t, req.IncludeTopicAuthorizedOperations))
 			continue
 		}
 		name := *rt.Topic
 		t := img.Topics[name]
+		if !r.authorize(resTopic, name, opDescribe) || (t == nil && autoCreate && !r.authorizeCluster(opCreate) && !r.authorize(resTopic, name, opCreate)) {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = &name
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			mt.AuthorizedOperations = authorizedOperationsNotRequested
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		if t == nil && autoCreate && validateTopicName(name) == nil && !isInternalTopic(name) {
 			created, err := s.createTopic(r.ctx, name, -1, -1, nil, false)
 			if err == nil {
@@ -130,7 +156,7 @@ func (r *request) describeTopic(t *raftmeta.Topic, includeOps bool) kmsg.Metadat
 	mt.IsInternal = isInternalTopic(name)
 	mt.AuthorizedOperations = authorizedOperationsNotRequested
 	if includeOps {
-		mt.AuthorizedOperations = topicAllOperations
+		mt.AuthorizedOperations = r.authorizedOperations(resTopic, t.Name, topicAllOperations)
 	}
 	for i, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()

@@ -52,7 +52,17 @@ func handleOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			unknown = errUnknownTopicID
 		}
 		names[i] = name
+		groupOK := r.authorize(resGroup, req.Group, opRead)
+		topicOK := name == "" || r.authorize(resTopic, name, opRead)
 		for j, p := range t.Partitions {
+			if !groupOK {
+				codes[i][j] = kerr.GroupAuthorizationFailed.Code
+				continue
+			}
+			if !topicOK {
+				codes[i][j] = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if name == "" || !partitionExists(img, name, p.Partition) {
 				codes[i][j] = unknown
 				if name != "" {

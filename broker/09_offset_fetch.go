@@ -21,9 +21,11 @@ package broker
 import (
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/group"
+	"sharq/raftmeta"
 )
 
 func init() { regKey(9, 1, 10, handleOffsetFetch) }
@@ -108,6 +110,38 @@ func handleOffsetFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 func (r *request) fetchGroupOffsets(groupID, memberID string, memberEpoch int32, topics []fetchTopic, all bool) ([]fetchedTopic, int16) {
 	img := r.s.meta.Image()
 	byID := r.version >= 10
+	if !r.authorize(resGroup, groupID, opDescribe) {
+		code := kerr.GroupAuthorizationFailed.Code
+		if r.version >= 8 {
+			return nil, code
+		}
+		return fetchedAsAsked(topics, make([]string, len(topics)), nil, false), code
+	}
+	out, code := r.fetchAuthorizedOffsets(img, groupID, memberID, memberEpoch, topics, all, byID)
+	// Kafka answers TOPIC_AUTHORIZATION_FAILED for asked topics the
+	// principal may not describe and leaves them out of "all".
+	kept := out[:0]
+	for _, t := range out {
+		name := t.name
+		if byID {
+			name = topicNameByID(img, t.id)
+		}
+		if name == "" || r.authorize(resTopic, name, opDescribe) {
+			kept = append(kept, t)
+			continue
+		}
+		if all {
+			continue
+		}
+		for i := range t.partitions {
+			t.partitions[i] = fetchedPartition{partition: t.partitions[i].partition, offset: -1, leaderEpoch: -1, errCode: kerr.TopicAuthorizationFailed.Code}
+		}
+		kept = append(kept, t)
+	}
+	return kept, code
+}
+
+func (r *request) fetchAuthorizedOffsets(img *raftmeta.Image, groupID, memberID string, memberEpoch int32, topics []fetchTopic, all, byID bool) ([]fetchedTopic, int16) {
 	var tps []group.TopicPartition
 	names := make([]string, len(topics))
 	for i, t := range topics {

@@ -18,6 +18,7 @@ package broker
 //   v6: share key type (KIP-932).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -35,6 +36,12 @@ func handleFindCoordinator(r *request, kreq kmsg.Request) (kmsg.Response, error)
 			return c
 		}
 		switch {
+		case req.CoordinatorType == 0 && key != "" && !r.authorize(resGroup, key, opDescribe):
+			c.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			return c
+		case req.CoordinatorType == 1 && key != "" && !r.authorize(resTransactionalID, key, opDescribe):
+			c.ErrorCode = errTransactionalIDAuthFailed
+			return c
 		case req.CoordinatorType == 1:
 			return fail(errTransactionalIDAuthFailed, "sharq has no transaction coordinator: transactional producers are not supported.")
 		case req.CoordinatorType != 0:

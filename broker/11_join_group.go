@@ -25,6 +25,7 @@ package broker
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/group"
@@ -35,6 +36,10 @@ func init() { regKey(11, 0, 9, handleJoinGroup) }
 func handleJoinGroup(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.JoinGroupRequest)
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	if !r.authorize(resGroup, req.Group, opRead) {
+		resp.ErrorCode, resp.Generation, resp.MemberID = kerr.GroupAuthorizationFailed.Code, -1, req.MemberID
+		return resp, nil
+	}
 	jr := group.JoinRequest{
 		Group:                  req.Group,
 		MemberID:               req.MemberID,

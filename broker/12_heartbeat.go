@@ -13,6 +13,7 @@ package broker
 // * v3: instance id; v4: flexible.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,6 +22,10 @@ func init() { regKey(12, 0, 4, handleHeartbeat) }
 func handleHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	if !r.authorize(resGroup, req.Group, opRead) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	resp.ErrorCode, _ = groupError(r.s.coord.groups.Heartbeat(req.Group, req.MemberID, strOr(req.InstanceID), req.Generation))
 	return resp, nil
 }

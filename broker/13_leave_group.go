@@ -13,6 +13,7 @@ package broker
 //   v5: reason.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/group"
@@ -23,6 +24,10 @@ func init() { regKey(13, 0, 5, handleLeaveGroup) }
 func handleLeaveGroup(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.LeaveGroupRequest)
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if !r.authorize(resGroup, req.Group, opRead) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	var members []group.LeaveMember
 	if r.version < 3 {
 		members = []group.LeaveMember{{MemberID: req.MemberID}}

@@ -13,6 +13,7 @@ package broker
 // * v3: instance id; v4: flexible; v5: protocol type and name.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/group"
@@ -23,6 +24,10 @@ func init() { regKey(14, 0, 5, handleSyncGroup) }
 func handleSyncGroup(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.SyncGroupRequest)
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+	if !r.authorize(resGroup, req.Group, opRead) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	sr := group.SyncRequest{
 		Group:        req.Group,
 		MemberID:     req.MemberID,

@@ -33,8 +33,13 @@ func handleDescribeGroups(r *request, kreq kmsg.Request) (kmsg.Response, error) 
 		g := kmsg.NewDescribeGroupsResponseGroup()
 		g.Group = id
 		g.AuthorizedOperations = authorizedOperationsNotRequested
+		if !r.authorize(resGroup, id, opDescribe) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = groupAllOperations
+			g.AuthorizedOperations = r.authorizedOperations(resGroup, id, groupAllOperations)
 		}
 		d, err := r.s.coord.groups.DescribeClassic(id)
 		if err != nil {

@@ -40,8 +40,11 @@ func handleListGroups(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		return false
 	}
 	resp.Groups = []kmsg.ListGroupsResponseGroup{}
+	// Kafka lists every group to a principal that may describe the
+	// cluster, and otherwise only the groups it may describe.
+	everything := r.authorizeCluster(opDescribe)
 	for _, g := range all {
-		if !match(req.StatesFilter, g.State) || !match(req.TypesFilter, g.Type) {
+		if !match(req.StatesFilter, g.State) || !match(req.TypesFilter, g.Type) || (!everything && !r.authorize(resGroup, g.ID, opDescribe)) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()

@@ -5,7 +5,9 @@ package broker
 // Behavior:
 // * Validates names, partition counts, replication factor and configs, then
 //   creates through the metadata store; answers once the topic is applied
-//   locally and its partition logs are open.
+//   locally (partition logs are created on first use).
+// * A request that would take the cluster past sharq.max.partitions is
+//   refused up front with POLICY_VIOLATION naming the limit.
 // * A topic named twice in one request fails with INVALID_REQUEST.
 // * Manual replica assignments must name registered brokers and give every
 //   partition the same replica list (sharq places all partitions of a topic
@@ -35,6 +37,7 @@ func handleCreateTopics(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
+	createAllowed := r.authorizeCluster(opCreate)
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
@@ -46,6 +49,10 @@ func handleCreateTopics(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		}
 		if seen[t.Topic] > 1 {
 			fail(errInvalidRequest, "Duplicate topic name.")
+			continue
+		}
+		if !createAllowed && !r.authorize(resTopic, t.Topic, opCreate) {
+			fail(kerr.TopicAuthorizationFailed.Code, "Authorization failed.")
 			continue
 		}
 		configs := make(map[string]string, len(t.Configs))
@@ -85,6 +92,13 @@ func handleCreateTopics(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		rt.ReplicationFactor = rf
 		if rf == -1 {
 			rt.ReplicationFactor = r.s.cfg.DefaultReplicationFactor
+		}
+		if !r.authorize(resTopic, t.Topic, opDescribeConfigs) {
+			// Kafka withholds the configs of a topic the principal may
+			// not describe the configs of.
+			rt.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
 		}
 		for _, e := range config.TopicEntries(r.s.cfg, configs) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()

@@ -9,6 +9,7 @@ package broker
 // * v6 names topics by name or by id (unknown id: UNKNOWN_TOPIC_ID).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/raftmeta"
@@ -41,14 +42,24 @@ func handleDeleteTopics(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		var topic *raftmeta.Topic
 		if t.name != nil {
 			topic = img.Topics[*t.name]
-			if topic == nil {
+			if !r.authorize(resTopic, *t.name, opDelete) {
+				rt.ErrorCode, topic = kerr.TopicAuthorizationFailed.Code, nil
+			} else if topic == nil {
 				rt.ErrorCode = errUnknownTopicOrPartition
 			}
 		} else {
 			topic = img.TopicsByID[raftmeta.UUID(t.id)]
-			if topic == nil {
+			switch {
+			case topic == nil:
 				rt.ErrorCode = errUnknownTopicID
-			} else {
+			case !r.authorize(resTopic, topic.Name, opDescribe):
+				// The name stays hidden from who may not describe it.
+				rt.ErrorCode, topic = kerr.TopicAuthorizationFailed.Code, nil
+			case !r.authorize(resTopic, topic.Name, opDelete):
+				name := topic.Name
+				rt.Topic = &name
+				rt.ErrorCode, topic = kerr.TopicAuthorizationFailed.Code, nil
+			default:
 				name := topic.Name
 				rt.Topic = &name
 			}

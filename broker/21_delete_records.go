@@ -8,6 +8,7 @@ package broker
 //   high watermark is OFFSET_OUT_OF_RANGE. Answers the new low watermark.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -25,6 +26,11 @@ func handleDeleteRecords(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
+			if !r.authorize(resTopic, rt.Topic, opDelete) {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p := r.s.partitionFor(rt.Topic, rp.Partition)
 			if p == nil {
 				sp.ErrorCode = errUnknownTopicOrPartition

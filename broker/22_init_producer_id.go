@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,6 +26,12 @@ func handleInitProducerID(r *request, kreq kmsg.Request) (kmsg.Response, error) 
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
 		resp.ErrorCode = errTransactionalIDAuthFailed
+		return resp, nil
+	}
+	// An idempotent producer needs IDEMPOTENT_WRITE on the cluster or
+	// WRITE on some topic (Kafka's authorizeByResourceType).
+	if !r.authorizeCluster(opIdempotentWrite) && !r.authorizeAnyOfType(resTopic, opWrite) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
 	id, err := r.s.producerIDs.next(r.ctx)

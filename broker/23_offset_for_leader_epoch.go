@@ -32,6 +32,8 @@ func handleOffsetForLeaderEpoch(r *request, kreq kmsg.Request) (kmsg.Response, e
 			topic := img.Topics[rt.Topic]
 			p := r.s.partitionFor(rt.Topic, rp.Partition)
 			switch {
+			case !r.epochAllowed(req, rt.Topic):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case topic == nil || p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < topic.Partitions[rp.Partition].LeaderEpoch:
@@ -52,4 +54,13 @@ func handleOffsetForLeaderEpoch(r *request, kreq kmsg.Request) (kmsg.Response, e
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// epochAllowed: a follower (replica id set) needs CLUSTER_ACTION, a
+// consumer DESCRIBE on the topic, as in Kafka.
+func (r *request) epochAllowed(req *kmsg.OffsetForLeaderEpochRequest, topic string) bool {
+	if r.version >= 3 && req.ReplicaID >= 0 {
+		return r.authorizeCluster(opClusterAction)
+	}
+	return r.authorize(resTopic, topic, opDescribe)
 }

@@ -31,6 +31,11 @@ func handleDescribeConfigs(r *request, kreq kmsg.Request) (kmsg.Response, error)
 	for _, rr := range req.Resources {
 		rs := kmsg.NewDescribeConfigsResponseResource()
 		rs.ResourceType, rs.ResourceName = rr.ResourceType, rr.ResourceName
+		if code := r.configAuthError(rr.ResourceType, rr.ResourceName, opDescribeConfigs); code != 0 {
+			rs.ErrorCode, rs.ErrorMessage = code, kmsg.StringPtr(errorMessage(code))
+			resp.Resources = append(resp.Resources, rs)
+			continue
+		}
 		t := r.resolveConfigResource(rr.ResourceType, rr.ResourceName)
 		if t.errCode != 0 {
 			rs.ErrorCode = t.errCode

@@ -33,6 +33,9 @@ func handleAlterConfigs(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 }
 
 func (r *request) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly bool) (int16, string) {
+	if code := r.configAuthError(rr.ResourceType, rr.ResourceName, opAlterConfigs); code != 0 {
+		return code, errorMessage(code)
+	}
 	t := r.resolveConfigResource(rr.ResourceType, rr.ResourceName)
 	if t.errCode != 0 {
 		return t.errCode, t.errMsg

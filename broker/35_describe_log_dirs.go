@@ -13,6 +13,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,6 +22,12 @@ func init() { regKey(35, 1, 5, handleDescribeLogDirs) }
 func handleDescribeLogDirs(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !r.authorizeCluster(opDescribe) {
+		if r.version >= 3 {
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		}
+		return resp, nil
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	abs, err := filepath.Abs(r.s.cfg.LogDirs)
 	if err != nil {

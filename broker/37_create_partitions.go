@@ -3,10 +3,11 @@ package broker
 // CreatePartitions: v0-3
 //
 // Behavior:
-// * Grows a topic's partition count through the metadata store and opens the
-//   new partition logs. Shrinking or keeping the count is INVALID_PARTITIONS,
+// * Grows a topic's partition count through the metadata store; the new
+//   partition logs are created on first use. Shrinking or keeping the count is INVALID_PARTITIONS,
 //   an unknown topic UNKNOWN_TOPIC_OR_PARTITION, a topic named twice
 //   INVALID_REQUEST. Manual assignments must name registered brokers.
+//   Growing past sharq.max.partitions is POLICY_VIOLATION naming the limit.
 
 import (
 	"fmt"
@@ -37,6 +38,8 @@ func handleCreatePartitions(r *request, kreq kmsg.Request) (kmsg.Response, error
 		switch {
 		case seen[t.Topic] > 1:
 			fail(errInvalidRequest, "Duplicate topic in request.")
+		case !r.authorize(resTopic, t.Topic, opAlter):
+			fail(kerr.TopicAuthorizationFailed.Code, "The topic authorization is failed.")
 		case topic == nil:
 			fail(errUnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", t.Topic))
 		case t.Count < int32(len(topic.Partitions)):
@@ -51,6 +54,12 @@ func handleCreatePartitions(r *request, kreq kmsg.Request) (kmsg.Response, error
 					if _, ok := img.Brokers[b]; !ok && rt.ErrorCode == 0 {
 						fail(kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("The manual partition assignment includes broker %d, but no such broker is registered.", b))
 					}
+				}
+			}
+			if rt.ErrorCode == 0 {
+				if err := r.s.checkPartitionLimit(img, t.Topic, int64(t.Count)-int64(len(topic.Partitions))); err != nil {
+					code, msg := metaErrorCode(err)
+					fail(code, msg)
 				}
 			}
 			if rt.ErrorCode != 0 || req.ValidateOnly {

@@ -13,6 +13,7 @@ package broker
 //   handling).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,6 +26,11 @@ func handleDeleteGroups(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = id
 		handled := false
+		if !r.authorize(resGroup, id, opDelete) {
+			rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		for _, o := range r.s.coord.others {
 			if o.Owns(id) {
 				rg.ErrorCode = o.ErrorCode(o.DeleteGroup(id))

@@ -36,6 +36,9 @@ func handleIncrementalAlterConfigs(r *request, kreq kmsg.Request) (kmsg.Response
 }
 
 func (r *request) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) (int16, string) {
+	if code := r.configAuthError(rr.ResourceType, rr.ResourceName, opAlterConfigs); code != 0 {
+		return code, errorMessage(code)
+	}
 	t := r.resolveConfigResource(rr.ResourceType, rr.ResourceName)
 	if t.errCode != 0 {
 		return t.errCode, t.errMsg

@@ -12,6 +12,7 @@ package broker
 //   per unknown partition.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/group"
@@ -23,10 +24,14 @@ func handleOffsetDelete(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetDeleteRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	img := r.s.meta.Image()
+	if !r.authorize(resGroup, req.Group, opDelete) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	var tps []group.TopicPartition
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			if partitionExists(img, t.Topic, p.Partition) {
+			if r.authorize(resTopic, t.Topic, opRead) && partitionExists(img, t.Topic, p.Partition) {
 				tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p.Partition})
 			}
 		}
@@ -42,7 +47,9 @@ func handleOffsetDelete(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
-			if !partitionExists(img, t.Topic, p.Partition) {
+			if !r.authorize(resTopic, t.Topic, opRead) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if !partitionExists(img, t.Topic, p.Partition) {
 				rp.ErrorCode = errUnknownTopicOrPartition
 			} else {
 				rp.ErrorCode, _ = groupError(perr[group.TopicPartition{Topic: t.Topic, Partition: p.Partition}])

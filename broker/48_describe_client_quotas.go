@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/raftmeta"
@@ -27,6 +28,10 @@ func handleDescribeClientQuotas(r *request, kreq kmsg.Request) (kmsg.Response, e
 	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
 	fail := func(msg string) (kmsg.Response, error) {
 		resp.ErrorCode, resp.ErrorMessage = errInvalidRequest, &msg
+		return resp, nil
+	}
+	if !r.authorizeCluster(opDescribeConfigs) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
 	seen := map[string]bool{}

@@ -17,6 +17,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/quota"
@@ -28,10 +29,16 @@ func init() { regKey(49, 0, 1, handleAlterClientQuotas) }
 func handleAlterClientQuotas(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AlterClientQuotasRequest)
 	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
+	allowed := r.authorizeCluster(opAlterConfigs)
 	for _, e := range req.Entries {
 		re := kmsg.NewAlterClientQuotasResponseEntry()
 		for _, p := range e.Entity {
 			re.Entity = append(re.Entity, kmsg.AlterClientQuotasResponseEntryEntity{Type: p.Type, Name: p.Name})
+		}
+		if !allowed {
+			re.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			resp.Entries = append(resp.Entries, re)
+			continue
 		}
 		entity, set, remove, msg := validateQuotaEntry(e)
 		if msg == "" && !req.ValidateOnly {

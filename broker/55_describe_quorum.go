@@ -30,6 +30,10 @@ const clusterMetadataTopic = "__cluster_metadata"
 func handleDescribeQuorum(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeQuorumRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
+	if !r.authorizeCluster(opDescribe) {
+		resp.ErrorCode = errClusterAuthorizationFailed
+		return resp, nil
+	}
 	if len(req.Topics) != 1 || req.Topics[0].Topic != clusterMetadataTopic ||
 		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != 0 {
 		for _, t := range req.Topics {

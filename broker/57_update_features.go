@@ -29,6 +29,16 @@ func init() { regKey(57, 0, 2, handleUpdateFeatures) }
 func handleUpdateFeatures(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.UpdateFeaturesRequest)
 	resp := req.ResponseKind().(*kmsg.UpdateFeaturesResponse)
+	if !r.authorizeCluster(opAlter) {
+		code := errClusterAuthorizationFailed
+		resp.ErrorCode = code
+		if r.version < 2 {
+			for _, u := range req.FeatureUpdates {
+				resp.Results = append(resp.Results, kmsg.UpdateFeaturesResponseResult{Feature: u.Feature, ErrorCode: code})
+			}
+		}
+		return resp, nil
+	}
 	updates := make([]raftmeta.FeatureUpdate, 0, len(req.FeatureUpdates))
 	for _, u := range req.FeatureUpdates {
 		typ := raftmeta.UpgradeType(u.UpgradeType)

@@ -28,7 +28,10 @@ func handleDescribeCluster(r *request, kreq kmsg.Request) (kmsg.Response, error)
 	resp.ClusterID = img.ClusterID
 	resp.ControllerID = img.ControllerID
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAllOperations
+		resp.ClusterAuthorizedOperations = 0
+		if r.authorizeCluster(opDescribe) {
+			resp.ClusterAuthorizedOperations = r.authorizedOperations(resCluster, "kafka-cluster", clusterAllOperations)
+		}
 	}
 	for _, b := range r.brokerList(img) {
 		db := kmsg.NewDescribeClusterResponseBroker()

@@ -34,6 +34,10 @@ func init() { regKey(68, 0, 1, handleConsumerGroupHeartbeat) }
 func handleConsumerGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if code := r.groupHeartbeatAuth(req.Group, req.SubscribedTopicNames); code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
+	}
 	hr := group.ConsumerHeartbeatRequest{
 		Group:                req.Group,
 		MemberID:             req.MemberID,

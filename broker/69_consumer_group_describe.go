@@ -34,8 +34,13 @@ func handleConsumerGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, 
 		g := kmsg.NewConsumerGroupDescribeResponseGroup()
 		g.Group = id
 		g.AuthorizedOperations = authorizedOperationsNotRequested
+		if !r.authorize(resGroup, id, opDescribe) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = groupAllOperations
+			g.AuthorizedOperations = r.authorizedOperations(resGroup, id, groupAllOperations)
 		}
 		d, err := r.s.coord.groups.DescribeConsumer(id)
 		if err != nil {
@@ -73,6 +78,10 @@ func handleConsumerGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, 
 			gm.TargetAssignment = toWireAssignment(img, m.Target)
 			gm.MemberType = 1
 			g.Members = append(g.Members, gm)
+		}
+		if !r.describedTopicsAllowed(g.Members) {
+			g.ErrorCode, g.ErrorMessage = kerr.TopicAuthorizationFailed.Code, kmsg.StringPtr(describedTopicsDenied)
+			g.Members = nil
 		}
 		resp.Groups = append(resp.Groups, g)
 	}

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -22,6 +23,10 @@ func init() { regKey(74, 0, 1, handleListConfigResources) }
 func handleListConfigResources(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ListConfigResourcesRequest)
 	resp := req.ResponseKind().(*kmsg.ListConfigResourcesResponse)
+	if !r.authorizeCluster(opDescribeConfigs) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	if r.version == 0 {
 		return resp, nil
 	}

@@ -14,6 +14,7 @@ package broker
 import (
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -26,7 +27,9 @@ func handleDescribeTopicPartitions(r *request, kreq kmsg.Request) (kmsg.Response
 	var names []string
 	if len(req.Topics) == 0 {
 		for name := range img.Topics {
-			names = append(names, name)
+			if r.authorize(resTopic, name, opDescribe) {
+				names = append(names, name)
+			}
 		}
 	} else {
 		for _, t := range req.Topics {
@@ -51,6 +54,11 @@ func handleDescribeTopicPartitions(r *request, kreq kmsg.Request) (kmsg.Response
 		rt.Topic = &n
 		rt.AuthorizedOperations = authorizedOperationsNotRequested
 		t := img.Topics[name]
+		if !r.authorize(resTopic, name, opDescribe) {
+			rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if t == nil {
 			rt.ErrorCode = errUnknownTopicOrPartition
 			resp.Topics = append(resp.Topics, rt)

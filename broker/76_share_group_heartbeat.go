@@ -33,6 +33,10 @@ func handleShareGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, er
 		resp.ErrorCode = errUnsupportedVersion
 		return resp, nil
 	}
+	if code := r.groupHeartbeatAuth(req.GroupID, req.SubscribedTopicNames); code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
+	}
 	img := r.s.meta.Image()
 	lookup := func(name string) (share.TopicInfo, bool) {
 		t := img.Topics[name]

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/share"
@@ -30,6 +31,11 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 		g.AuthorizedOperations = authorizedOperationsNotRequested
 		if !r.s.shareGroupsEnabled() {
 			g.ErrorCode = errUnsupportedVersion
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		if !r.authorize(resGroup, id, opDescribe) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
@@ -52,7 +58,7 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 		g.AssignmentEpoch = grp.AssignmentEpoch
 		g.Assignor = "simple"
 		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = groupAllOperations
+			g.AuthorizedOperations = r.authorizedOperations(resGroup, id, groupAllOperations)
 		}
 		ids := make([]string, 0, len(grp.Members))
 		for mid := range grp.Members {
@@ -77,6 +83,16 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 			g.Members = append(g.Members, gm)
 		}
 		st.mu.Unlock()
+		for _, m := range g.Members {
+			for _, tp := range m.Assignment.TopicPartitions {
+				if g.ErrorCode == 0 && !r.authorize(resTopic, tp.Topic, opDescribe) {
+					g.ErrorCode, g.ErrorMessage = kerr.TopicAuthorizationFailed.Code, kmsg.StringPtr(describedTopicsDenied)
+				}
+			}
+		}
+		if g.ErrorCode != 0 {
+			g.Members = nil
+		}
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil

@@ -87,6 +87,9 @@ func handleShareFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	if req.IsRenewAck && (req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0) {
 		return top(errInvalidRequest, "a renew-only request must have MaxBytes, MinBytes, MaxRecords and MaxWaitMs of 0")
 	}
+	if !r.authorize(resGroup, *req.GroupID, opRead) {
+		return top(kerr.GroupAuthorizationFailed.Code, "")
+	}
 	group, member := *req.GroupID, *req.MemberID
 	r.c.fetchBuf = r.c.fetchBuf[:0] // the last response using it is written
 	settings := r.s.shareSettings(group)
@@ -176,10 +179,27 @@ func handleShareFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		return res
 	}
 
+	// Share groups need READ on every topic they fetch from or
+	// acknowledge (Kafka: TOPIC_AUTHORIZATION_FAILED per partition).
+	readable := r.shareTopicReader()
+	allowed := fetchKeys[:0]
+	for _, k := range fetchKeys {
+		if !readable(k.topicID) {
+			result(k).code = kerr.TopicAuthorizationFailed.Code
+			continue
+		}
+		allowed = append(allowed, k)
+	}
+	fetchKeys = allowed
+
 	// 2. Acknowledgements.
 	for _, a := range acks {
 		res := result(a.key)
 		res.acked = true
+		if !readable(a.key.topicID) {
+			res.ackCode = kerr.TopicAuthorizationFailed.Code
+			continue
+		}
 		res.ackCode = r.s.shareAcknowledge(member, a.key, a.batches, req.IsRenewAck)
 	}
 

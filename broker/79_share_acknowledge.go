@@ -42,6 +42,10 @@ func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error
 	if !validShareIDs(req.GroupID, req.MemberID) {
 		return top(errInvalidRequest)
 	}
+	if !r.authorize(resGroup, *req.GroupID, opRead) {
+		return top(kerr.GroupAuthorizationFailed.Code)
+	}
+	readable := r.shareTopicReader()
 	group, member := *req.GroupID, *req.MemberID
 	resp.AcquisitionLockTimeoutMillis = int32(r.s.shareSettings(group).lockDuration / time.Millisecond)
 	st := r.s.share
@@ -81,7 +85,9 @@ func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
-			if len(batches) > 0 {
+			if !readable(t.TopicID) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if len(batches) > 0 {
 				rp.ErrorCode = r.s.shareAcknowledge(member, k, batches, req.IsRenewAck)
 			}
 			rt.Partitions = append(rt.Partitions, rp)

@@ -14,6 +14,7 @@ package broker
 import (
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/raftmeta"
@@ -31,6 +32,11 @@ func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Respon
 		g.GroupID = rg.GroupID
 		if !r.s.shareGroupsEnabled() {
 			g.ErrorCode = errUnsupportedVersion
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		if !r.authorize(resGroup, rg.GroupID, opDescribe) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
@@ -53,6 +59,9 @@ func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Respon
 				}
 			}
 			for name, ps := range byTopic {
+				if !r.authorize(resTopic, name, opDescribe) {
+					continue // left out of "all", as Kafka does
+				}
 				sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
 				wants = append(wants, want{name, ps})
 			}
@@ -73,7 +82,9 @@ func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Respon
 				rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 				rp.Partition = part
 				rp.StartOffset, rp.LeaderEpoch, rp.Lag = -1, 0, -1
-				if t != nil && int(part) < len(t.Partitions) {
+				if !r.authorize(resTopic, w.topic, opDescribe) {
+					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				} else if t != nil && int(part) < len(t.Partitions) {
 					rp.LeaderEpoch = t.Partitions[part].LeaderEpoch
 					spso, lag, ok := r.s.shareOffsets(sharePartKey{group: rg.GroupID, topicID: t.ID, partition: part})
 					if ok {

@@ -10,8 +10,10 @@ package broker
 //   outside [log start, high watermark]: OFFSET_OUT_OF_RANGE.
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -25,6 +27,10 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	if !r.s.shareGroupsEnabled() {
 		resp.ErrorCode = errUnsupportedVersion
+		return resp, nil
+	}
+	if !r.authorize(resGroup, req.GroupID, opRead) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
 	st := r.s.share
@@ -50,6 +56,11 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 		for _, p := range t.Partitions {
 			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
+			if !r.authorize(resTopic, t.Topic, opRead) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			var pt *partition
 			if topic != nil {
 				pt = r.s.partitionFor(topic.Name, p.Partition)
@@ -83,6 +94,15 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 // resetOffset moves a share-partition's start offset, durably.
 func (st *shareState) resetOffset(k sharePartKey, offset int64) int16 {
 	p, err := st.part(k)
+	if errors.Is(err, share.ErrStateLost) {
+		// A share-partition whose state was lost to journal corruption is
+		// refused until an operator resets it, which is this.
+		if c, ok := st.persister.(interface{ ClearLost(share.Key) error }); ok {
+			if err = c.ClearLost(k.persistKey()); err == nil {
+				p, err = st.part(k)
+			}
+		}
+	}
 	if err != nil {
 		st.s.logger.Error("share-partition", "err", err)
 		return errKafkaStorage

@@ -12,6 +12,7 @@ package broker
 import (
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/share"
@@ -24,6 +25,10 @@ func handleDeleteShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	if !r.s.shareGroupsEnabled() {
 		resp.ErrorCode = errUnsupportedVersion
+		return resp, nil
+	}
+	if !r.authorize(resGroup, req.GroupID, opDelete) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
 	st := r.s.share
@@ -58,6 +63,11 @@ func handleDeleteShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response
 			rt.TopicID = topic.ID
 		}
 		deleted := 0
+		if !r.authorize(resTopic, t.Topic, opRead) {
+			rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if topic != nil {
 			for _, k := range keys {
 				if k.TopicID != [16]byte(topic.ID) {

@@ -37,6 +37,7 @@ type conn struct {
 	// because the response is written before the next request is handled.
 	fetchBuf []byte
 	recw     recordsWriter // Fetch and ShareFetch answers: recordswrite.go
+	auth     connAuth      // principal and SASL state: auth.go
 
 	closeOnce sync.Once
 }
@@ -81,6 +82,9 @@ func (c *conn) close() {
 func (c *conn) serve() {
 	defer c.s.connDone(c)
 	defer c.close()
+	if !c.startSecurity() {
+		return
+	}
 	go c.readLoop()
 	c.processLoop()
 	// A frame read but never handled still holds its reserved bytes; the
@@ -269,6 +273,9 @@ func (c *conn) processLoop() {
 // handleFrame decodes, dispatches and answers one request frame.
 func (c *conn) handleFrame(frame []byte) error {
 	start := time.Now()
+	if c.auth.raw {
+		return c.rawSASL(frame)
+	}
 	key := int16(binary.BigEndian.Uint16(frame[0:]))
 	version := int16(binary.BigEndian.Uint16(frame[2:]))
 	corr := int32(binary.BigEndian.Uint32(frame[4:]))
@@ -300,6 +307,9 @@ func (c *conn) handleFrame(frame []byte) error {
 			return c.writeResponse(r, unsupportedAPIVersions(), 0, start, len(frame)+4)
 		}
 		return fmt.Errorf("unsupported version %d of %s (supported %d-%d)", version, kmsg.NameForKey(key), api.minVersion, api.maxVersion)
+	}
+	if err := c.checkAuth(key); err != nil {
+		return err
 	}
 
 	if !coordinatorFree[key] {
@@ -342,7 +352,7 @@ func (c *conn) handleFrame(frame []byte) error {
 		return err
 	}
 	c.mute(throttle)
-	return nil
+	return c.auth.closeAfter // a failed authentication is answered, then closed
 }
 
 // mute holds the connection's next request for d, as Kafka mutes a

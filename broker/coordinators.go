@@ -286,6 +286,8 @@ var coordinatorFree = func() (free [maxAPIKey + 1]bool) {
 	for _, k := range []int16{
 		0, 1, 2, 3, // Produce, Fetch, ListOffsets, Metadata
 		10, 18, 23, // FindCoordinator, ApiVersions, OffsetForLeaderEpoch
+		17, 36, 50, 51, // SaslHandshake, SaslAuthenticate, Describe/AlterUserScramCredentials
+		29, 30, 31, // DescribeAcls, CreateAcls, DeleteAcls
 		60, 75, // DescribeCluster, DescribeTopicPartitions
 	} {
 		free[k] = true

@@ -173,6 +173,36 @@ func TestGoldenWire(t *testing.T) {
 		})
 		cases = append(cases, tc{"49_alter_client_quotas_bad_key_v1", acq})
 	}
+	// SASL APIs on a PLAINTEXT listener: ILLEGAL_SASL_STATE, as KafkaApis.
+	{
+		h := kmsg.NewPtrSASLHandshakeRequest()
+		h.Version, h.Mechanism = 1, "PLAIN"
+		cases = append(cases, tc{"17_sasl_handshake_plaintext_v1", h})
+		a := kmsg.NewPtrSASLAuthenticateRequest()
+		a.Version, a.SASLAuthBytes = 2, []byte("\x00u\x00p")
+		cases = append(cases, tc{"36_sasl_authenticate_plaintext_v2", a})
+		d := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		d.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: "nobody"}, {Name: "twice"}, {Name: "twice"}}
+		cases = append(cases, tc{"50_describe_user_scram_credentials_unknown_v0", d})
+		al := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		al.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "nobody", Mechanism: 1}}
+		al.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: "few", Mechanism: 2, Iterations: 1, Salt: []byte("s"), SaltedPassword: []byte("p")}}
+		cases = append(cases, tc{"51_alter_user_scram_credentials_invalid_v0", al})
+	}
+	// ACL APIs without an authorizer: SECURITY_DISABLED, as Kafka.
+	{
+		d := kmsg.NewPtrDescribeACLsRequest()
+		d.Version, d.ResourceType, d.ResourcePatternType, d.Operation, d.PermissionType = 3, 1, 1, 1, 1
+		cases = append(cases, tc{"29_describe_acls_no_authorizer_v3", d})
+		c := kmsg.NewPtrCreateACLsRequest()
+		c.Version = 3
+		c.Creations = []kmsg.CreateACLsRequestCreation{{ResourceType: 2, ResourceName: "t", ResourcePatternType: 3, Principal: "User:a", Host: "*", Operation: 3, PermissionType: 3}}
+		cases = append(cases, tc{"30_create_acls_no_authorizer_v3", c})
+		dl := kmsg.NewPtrDeleteACLsRequest()
+		dl.Version = 3
+		dl.Filters = []kmsg.DeleteACLsRequestFilter{{ResourceType: 1, ResourcePatternType: 1, Operation: 1, PermissionType: 1}}
+		cases = append(cases, tc{"31_delete_acls_no_authorizer_v3", dl})
+	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {
 		frame := []byte{0, 18, 0, 99, 0, 0, 0, 7, 0, 0, 0, 0, 0}

@@ -53,7 +53,7 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 			if l.committed < 0 {
 				continue
 			}
-			labels := []string{g.ID, l.tp.Topic, strconv.Itoa(int(l.tp.Partition))}
+			labels := []string{labelValue(g.ID), labelValue(l.tp.Topic), strconv.Itoa(int(l.tp.Partition))}
 			ch <- prometheus.MustNewConstMetric(descGroupCommitted, prometheus.GaugeValue, float64(l.committed), labels...)
 			if l.lag >= 0 {
 				ch <- prometheus.MustNewConstMetric(descGroupLag, prometheus.GaugeValue, float64(l.lag), labels...)

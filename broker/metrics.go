@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -105,6 +108,8 @@ var (
 		"Bytes on disk of a partition's segments.", []string{"topic", "partition"}, nil)
 	descOffline = prometheus.NewDesc("sharq_partition_offline",
 		"1 for a partition whose log cannot be served (corrupt, unreadable or failed on write): it answers KAFKA_STORAGE_ERROR.", []string{"topic", "partition"}, nil)
+	descOpenLogs = prometheus.NewDesc("sharq_partition_logs_open",
+		"Partition logs open now (opened on first use, the least recently used closed past the bound).", nil, nil)
 	descOfflineCount = prometheus.NewDesc("sharq_offline_partitions",
 		"Partitions this node leads whose log cannot be served (Kafka's OfflinePartitionsCount for this node).", nil, nil)
 )
@@ -120,11 +125,13 @@ func (c partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descLogSize
 	ch <- descOffline
 	ch <- descOfflineCount
+	ch <- descOpenLogs
 }
 
 func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	c.s.partsMu.RLock()
 	defer c.s.partsMu.RUnlock()
+	ch <- prometheus.MustNewConstMetric(descOpenLogs, prometheus.GaugeValue, float64(c.s.logs.OpenLogs()))
 	offline := 0
 	defer func() {
 		ch <- prometheus.MustNewConstMetric(descOfflineCount, prometheus.GaugeValue, float64(offline))
@@ -134,7 +141,7 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 			if p == nil {
 				continue
 			}
-			idx := strconv.Itoa(int(p.index))
+			name, idx := labelValue(name), strconv.Itoa(int(p.index))
 			if p.h.Offline() != nil {
 				offline++
 				ch <- prometheus.MustNewConstMetric(descOffline, prometheus.GaugeValue, 1, name, idx)
@@ -151,11 +158,29 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// labelValue makes a client-chosen name (a group id, which Kafka accepts as
+// any bytes) a valid Prometheus label value. A name that is not valid UTF-8
+// is shown Go-quoted ("\xff..."), and so is a valid one that starts with a
+// quote, so that two names never share a series (a duplicate series fails
+// the whole scrape). Every other name, all of them in practice, is returned
+// as it is, without an allocation.
+func labelValue(s string) string {
+	if utf8.ValidString(s) && !strings.HasPrefix(s, `"`) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
 // adminHandler serves /metrics, /healthz (the process is up) and /readyz
 // (listeners accepting and metadata loaded).
 func (s *Server) adminHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	// A series that cannot be gathered is logged and left out; the rest of
+	// the page is still served.
+	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      promLogger{s.logger},
+	}))
 	s.registerUI(mux) // /ui and /ui/state: ui.go
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
@@ -174,6 +199,11 @@ func (s *Server) adminHandler() http.Handler {
 	})
 	return mux
 }
+
+// promLogger sends promhttp's gather errors to the broker's log.
+type promLogger struct{ l *slog.Logger }
+
+func (p promLogger) Println(v ...any) { p.l.Error("metrics scrape", "err", fmt.Sprint(v...)) }
 
 // startAdmin binds metrics.listener when it is set.
 func (s *Server) startAdmin() error {

@@ -187,12 +187,10 @@ func (s *Server) syncPartitionLogs() ([]removedTopic, error) {
 			if t.Partitions[i].Leader != s.cfg.NodeID {
 				continue
 			}
-			// A partition whose log cannot be opened is offline (the
-			// handle logged why); the others are served.
+			// The log opens on first use (and in the manager's start-up
+			// check); one that cannot be opened is offline, the others
+			// are served.
 			h := s.logs.Partition(name, int32(i), log.TopicID(t.ID), cfg)
-			if _, err := h.Acquire(); err == nil {
-				h.Release()
-			}
 			for len(tp.parts) <= i {
 				tp.parts = append(tp.parts, nil)
 			}

@@ -89,6 +89,14 @@ func TestProduceCompressedGarbageRefused(t *testing.T) {
 			t.Errorf("%s: message %v, want one naming the codec", name, p.ErrorMessage)
 		}
 	}
+	// Uncompressed, a record whose key runs past it: Kafka 4.4 answers
+	// INVALID_RECORD (its DefaultRecord cannot read it).
+	badKey := binary.AppendVarint([]byte{0, 0, 0}, 1000) // attributes, deltas, key length
+	badKey = append(badKey, "value"...)
+	badKey = append(binary.AppendVarint(nil, int64(len(badKey))), badKey...)
+	if p := produce(batchWithCodec(0, 1, badKey)); p.ErrorCode != kerr.InvalidRecord.Code {
+		t.Fatalf("key past its record: error %d, want INVALID_RECORD", p.ErrorCode)
+	}
 	if p := produce(batchWithCodec(0, 3, plainRecords(3))); p.ErrorCode != 0 || p.BaseOffset != 0 {
 		t.Fatalf("good batch after the refused ones: error %d base offset %d, want 0 and 0", p.ErrorCode, p.BaseOffset)
 	}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,10 +15,6 @@ import (
 // request_percentage, which parks these in purgatory; sharq does not
 // split the two, so it leaves them out rather than charge the wait.
 var waitsInHandler = map[int16]bool{1: true, 11: true, 14: true, 78: true}
-
-// anonymousUser is the principal of a connection without SASL, as Kafka
-// names it in quota entities.
-const anonymousUser = "ANONYMOUS"
 
 // quotaLimit resolves the client quota of kind for the request's client
 // from the metadata image.
@@ -49,7 +46,8 @@ func (s *Server) throttleFor(r *request, req kmsg.Request, resp kmsg.Response, i
 		return 0
 	}
 	now := time.Now()
-	user := anonymousUser
+	// Kafka's quota user is the principal's name, without "User:".
+	user := strings.TrimPrefix(r.Principal(), "User:")
 	var bw time.Duration
 	switch req := req.(type) {
 	case *kmsg.ProduceRequest:

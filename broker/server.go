@@ -14,6 +14,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ import (
 	"sharq/log"
 	"sharq/quota"
 	"sharq/raftmeta"
+	"sharq/raftmeta/acl"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -49,7 +51,9 @@ type Server struct {
 	cancel context.CancelFunc
 
 	listeners  []net.Listener
-	advertised []config.Listener // with the ports really bound
+	advertised []config.Listener  // with the ports really bound
+	security   []listenerSecurity // per listener, as cfg.Listeners: auth.go
+	authz      *acl.Authorizer    // nil: no authorizer configured (authz.go)
 
 	partsMu sync.RWMutex
 	// internalMu serialises the creation of internal topics;
@@ -112,6 +116,10 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 	if err != nil {
 		return nil, err
 	}
+	sec, err := buildListenerSecurity(cfg)
+	if err != nil {
+		return nil, err
+	}
 	state := openStateDB(cfg.LogDirs, logger)
 	meta, err := raftmeta.Open(raftmeta.Config{
 		Dir:       filepath.Join(cfg.LogDirs, "meta"),
@@ -147,6 +155,8 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		logs:          logs,
 		ctx:           ctx,
 		cancel:        cancel,
+		security:      sec,
+		authz:         newAuthorizer(cfg),
 		topics:        make(map[string]*topicParts),
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
@@ -157,6 +167,11 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 	s.producerIDs.s = s
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
+		state.discard()
+		s.closeStores()
+		return nil, err
+	}
+	if err := s.bootstrapScram(); err != nil {
 		state.discard()
 		s.closeStores()
 		return nil, err
@@ -276,6 +291,10 @@ func (s *Server) acceptLoop(ln net.Listener, idx int) {
 		backoff = 0
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
+		}
+		if tc := s.security[idx].tls; tc != nil {
+			// The handshake runs on the connection's goroutine (startSecurity).
+			nc = tls.Server(nc, tc)
 		}
 		c := s.newConn(nc, idx)
 		s.connsMu.Lock()

@@ -51,15 +51,13 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	img := c.s.meta.Image()
-	st.mu.Lock()
-	parts := make([]*sharePart, 0, len(st.parts))
-	for _, p := range st.parts {
-		parts = append(parts, p)
+	// Copy what the scrape needs under the lock and build the metrics after
+	// it: a metric that cannot be built must fail the scrape, never leave
+	// every share and group API waiting on a mutex a panic left locked.
+	parts, members := c.snapshot(st)
+	for _, m := range members {
+		ch <- prometheus.MustNewConstMetric(descShareMembers, prometheus.GaugeValue, float64(m.n), labelValue(m.group))
 	}
-	for _, id := range st.coord.GroupIDs() {
-		ch <- prometheus.MustNewConstMetric(descShareMembers, prometheus.GaugeValue, float64(len(st.coord.Group(id).Members)), id)
-	}
-	st.mu.Unlock()
 	for _, p := range parts {
 		t := img.TopicsByID[raftmeta.UUID(p.key.topicID)]
 		if t == nil {
@@ -71,22 +69,11 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 				hw = st.HighWatermark
 			}
 		}
-		p.mu.Lock()
-		var sum share.Summary
-		initialised := p.sp.Initialised()
-		if initialised {
-			sum = p.sp.Summary()
-		}
-		lag := int64(-1)
-		if initialised && hw >= 0 {
-			lag = p.sp.Lag(hw)
-		}
-		stats := p.sp.Stats()
-		p.mu.Unlock()
+		sum, lag, stats, initialised := p.metricsSnapshot(hw)
 		if !initialised {
 			continue
 		}
-		labels := []string{p.key.group, t.Name, strconv.Itoa(int(p.key.partition))}
+		labels := []string{labelValue(p.key.group), labelValue(t.Name), strconv.Itoa(int(p.key.partition))}
 		ch <- prometheus.MustNewConstMetric(descShareSPSO, prometheus.GaugeValue, float64(sum.StartOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareSPEO, prometheus.GaugeValue, float64(sum.EndOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareAcquired, prometheus.GaugeValue, float64(sum.Acquired), labels...)
@@ -100,4 +87,41 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShareRejected, prometheus.CounterValue, float64(stats.Rejected), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareLockExpiries, prometheus.CounterValue, float64(stats.LockExpiries), labels...)
 	}
+}
+
+type shareGroupMembers struct {
+	group string
+	n     int
+}
+
+// snapshot copies the share-partitions and member counts under st.mu.
+func (c shareCollector) snapshot(st *shareState) ([]*sharePart, []shareGroupMembers) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	parts := make([]*sharePart, 0, len(st.parts))
+	for _, p := range st.parts {
+		parts = append(parts, p)
+	}
+	ids := st.coord.GroupIDs()
+	members := make([]shareGroupMembers, 0, len(ids))
+	for _, id := range ids {
+		members = append(members, shareGroupMembers{id, len(st.coord.Group(id).Members)})
+	}
+	return parts, members
+}
+
+// metricsSnapshot reads a share-partition's gauges and counters under its
+// lock; lag is -1 when hw is unknown.
+func (p *sharePart) metricsSnapshot(hw int64) (sum share.Summary, lag int64, stats share.Stats, initialised bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lag = -1
+	initialised = p.sp.Initialised()
+	if initialised {
+		sum = p.sp.Summary()
+		if hw >= 0 {
+			lag = p.sp.Lag(hw)
+		}
+	}
+	return sum, lag, p.sp.Stats(), initialised
 }

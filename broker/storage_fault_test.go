@@ -268,3 +268,46 @@ func TestRecreatedTopicDoesNotReadOldData(t *testing.T) {
 		t.Fatalf("set-aside directory %s lost its segments", strays[0])
 	}
 }
+
+// TestPartitionLimitRefusedUpFront: CreateTopics and CreatePartitions that
+// would take the cluster past sharq.max.partitions are refused whole with
+// POLICY_VIOLATION and a message naming the limit (the 100,000-partition
+// request that used to exhaust file descriptors and leave a data dir that
+// could not start), and the broker restarts.
+func TestPartitionLimitRefusedUpFront(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	ctx := testCtx(t)
+	resp, err := adm.CreateTopics(ctx, 100_000, 1, nil, "huge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp["huge"]; !errors.Is(r.Err, kerr.PolicyViolation) || !strings.Contains(r.ErrMessage, "sharq.max.partitions=50000") {
+		t.Fatalf("100,000 partitions: %v %q", r.Err, r.ErrMessage)
+	}
+	b.Stop()
+	b.Config.MaxPartitions = 10
+	b.Restart()
+	adm = newAdmin(t, b)
+	mustCreateTopic(t, adm, "small", 8, nil)
+	resp, err = adm.CreateTopics(ctx, 3, 1, nil, "more")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp["more"]; !errors.Is(r.Err, kerr.PolicyViolation) || !strings.Contains(r.ErrMessage, "sharq.max.partitions=10") {
+		t.Fatalf("past the limit: %v %q", r.Err, r.ErrMessage)
+	}
+	grow, err := adm.CreatePartitions(ctx, 3, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := grow["small"]; !errors.Is(r.Err, kerr.PolicyViolation) || !strings.Contains(r.ErrMessage, "sharq.max.partitions=10") {
+		t.Fatalf("CreatePartitions past the limit: %v %q", r.Err, r.ErrMessage)
+	}
+	if grow, err = adm.CreatePartitions(ctx, 2, "small"); err != nil || grow["small"].Err != nil {
+		t.Fatalf("CreatePartitions up to the limit: %v %v", err, grow["small"].Err)
+	}
+	b.Restart()
+	produceSync(t, newClient(t, b), &kgo.Record{Topic: "small", Partition: 9, Value: []byte("x")})
+}

@@ -161,6 +161,9 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 			return nil, &topicCreateError{errInvalidConfig, err.Error()}
 		}
 	}
+	if err := s.checkPartitionLimit(img, name, int64(numPartitions)); err != nil {
+		return nil, err
+	}
 	if validateOnly {
 		return &raftmeta.Topic{Name: name, Partitions: make([]raftmeta.Partition, numPartitions), Configs: configs}, nil
 	}
@@ -173,6 +176,27 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 		return nil, err
 	}
 	return t, nil
+}
+
+// checkPartitionLimit refuses, up front, growing the cluster past
+// sharq.max.partitions partitions, as a CreateTopicPolicy would
+// (POLICY_VIOLATION), with a message naming the limit: a request the broker
+// cannot provide is never half done.
+func (s *Server) checkPartitionLimit(img *raftmeta.Image, topic string, add int64) error {
+	limit := int64(s.cfg.MaxPartitions)
+	if limit <= 0 {
+		return nil
+	}
+	have := int64(0)
+	for _, t := range img.Topics {
+		have += int64(len(t.Partitions))
+	}
+	if have+add <= limit {
+		return nil
+	}
+	return &topicCreateError{errPolicyViolation, fmt.Sprintf(
+		"Adding %d partition(s) to topic %s would bring the cluster to %d partitions, more than sharq.max.partitions=%d (%d exist).",
+		add, topic, have+add, limit, have)}
 }
 
 func sortedBrokerIDs(img *raftmeta.Image) []int32 {

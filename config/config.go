@@ -38,7 +38,7 @@ type Listener struct {
 	Name     string // listener name, e.g. PLAINTEXT
 	Host     string // may be empty (all interfaces) for listeners
 	Port     int
-	Protocol string // security protocol from listener.security.protocol.map (PLAINTEXT only for now)
+	Protocol string // security protocol from listener.security.protocol.map: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 }
 
 // Addr is host:port for net.Listen / net.Dial (IPv6 hosts bracketed).
@@ -68,6 +68,7 @@ type Config struct {
 	BrokerRack                  string            // broker.rack ("" = none)
 
 	NumPartitions            int32 // num.partitions
+	MaxPartitions            int32 // sharq.max.partitions: most partitions CreateTopics/CreatePartitions may bring the cluster to
 	DefaultReplicationFactor int16 // default.replication.factor
 	AutoCreateTopicsEnable   bool  // auto.create.topics.enable
 	DeleteTopicEnable        bool  // delete.topic.enable
@@ -392,6 +393,7 @@ func (c *Config) validateCross() []error {
 				"listener "+l.Name+" is not in listeners: advertised listener names must also be listeners")
 		}
 	}
+	errs = append(errs, c.validateSecurity()...)
 	if q := c.QueuedMaxRequestBytes; q > 0 && q < int64(c.SocketRequestMaxBytes) {
 		// Kafka's rule: one frame of the largest size must fit, or a
 		// connection could wait for room forever.

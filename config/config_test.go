@@ -315,7 +315,6 @@ func TestValidationErrors(t *testing.T) {
 		{"listeners=PLAINTEXT://localhost:99999", "not in 0..65535"},
 		{"listeners=PLAINTEXT://localhost:1,PLAINTEXT://localhost:2", "different name"},
 		{"listeners=PLAINTEXT://::1:9092", "IPv6 host must be in brackets"},
-		{"listeners=SSL://localhost:9093", "sharq supports only PLAINTEXT"},
 		{"listeners=INTERNAL://localhost:9093", "No security protocol defined for listener INTERNAL"},
 		{"advertised.listeners=PLAINTEXT://0.0.0.0:9092", "nonroutable meta-address"},
 		{"advertised.listeners=OTHER://h:1", "No security protocol defined for listener OTHER"},
@@ -444,7 +443,7 @@ func TestListeners(t *testing.T) {
 		{"://a:1", nil, "NAME://host:port"},
 		{"PLAIN TEXT://a:1", nil, "invalid character"},
 		{"PLAINTEXT://[::1:1", nil, "bracketed"},
-		{"SASL_SSL://a:1", nil, "only PLAINTEXT"},
+		{"SASL_SSL://a:1", []Listener{{Name: "SASL_SSL", Host: "a", Port: 1, Protocol: "SASL_SSL"}}, ""},
 	}
 	m := map[string]string{"PLAINTEXT": "PLAINTEXT", "INTERNAL": "PLAINTEXT", "SASL_SSL": "SASL_SSL"}
 	for _, tc := range tests {

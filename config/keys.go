@@ -81,7 +81,7 @@ var brokerIndex = map[string]*keyDef{}
 var ignoredPrefixes = []string{"listener.name."}
 
 func init() {
-	brokerKeys = brokerKeyTable()
+	brokerKeys = append(brokerKeyTable(), securityKeyTable()...)
 	sort.Slice(brokerKeys, func(i, j int) bool { return brokerKeys[i].name < brokerKeys[j].name })
 	for _, k := range brokerKeys {
 		if _, dup := brokerIndex[k.name]; dup {
@@ -120,7 +120,7 @@ func brokerKeyTable() []*keyDef {
 			withSetGet(setAdvertised, getAdvertised).
 			withCustom(checkListenerSyntax),
 		newKey("listener.security.protocol.map", TypeString, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
-			"Map between listener names and security protocols, NAME:PROTOCOL,... sharq serves only PLAINTEXT for now; a listener mapped to another protocol is an error.").
+			"Map between listener names and security protocols, NAME:PROTOCOL,... Protocols: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL; a listener's TLS and SASL settings come from the ssl.* and sasl.* keys, per listener as listener.name.<name>.<key>.").
 			withSetGet(setProtocolMap, func(c *Config) (string, bool) {
 				if c.ListenerSecurityProtocolMap == nil {
 					return formatProtocolMap(defaultProtocolMap()), false
@@ -220,6 +220,9 @@ func brokerKeyTable() []*keyDef {
 		// --- Topics and logs ---
 		newKey("num.partitions", TypeInt, "1", "The default number of log partitions per topic.").
 			bind(func(c *Config) any { return &c.NumPartitions }).check(atLeast(1)),
+		newKey("sharq.max.partitions", TypeInt, "50000",
+			"Most partitions (all topics) the cluster may have: CreateTopics and CreatePartitions that would go past it are refused with POLICY_VIOLATION. Open partition logs (and so file descriptors) are bounded separately, by RLIMIT_NOFILE.").own().
+			bind(func(c *Config) any { return &c.MaxPartitions }).check(atLeast(1)),
 		newKey("default.replication.factor", TypeInt, "1", "The default replication factor for automatically created topics.").
 			bind(func(c *Config) any { return &c.DefaultReplicationFactor }).check(between(1, 32767)),
 		newKey("auto.create.topics.enable", TypeBoolean, "true", "Enable auto creation of topics on the server (Metadata requests for unknown topics).").
@@ -303,17 +306,7 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.MaxIncrementalFetchSessionCacheSlots }).check(atLeast(0)),
 		newKey("create.topic.policy.class.name", TypeClass, "", "The create topic policy class.").nullDef().ignored(),
 		newKey("alter.config.policy.class.name", TypeClass, "", "The alter configs policy class.").nullDef().ignored(),
-		newKey("authorizer.class.name", TypeString, "", "The authorizer class. sharq has no authorizer yet.").ignored(),
 		newKey("metric.reporters", TypeList, "", "Metrics reporter classes. sharq serves Prometheus metrics on metrics.listener.").ignored().dyn(),
-		newKey("sasl.enabled.mechanisms", TypeList, "GSSAPI", "SASL mechanisms enabled on the server.").ignored(),
-		newKey("sasl.mechanism.inter.broker.protocol", TypeString, "GSSAPI", "SASL mechanism for inter-broker communication.").ignored(),
-		newKey("ssl.keystore.location", TypeString, "", "The location of the key store file.").nullDef().ignored(),
-		newKey("ssl.keystore.password", TypePassword, "", "The store password for the key store file.").nullDef().ignored(),
-		newKey("ssl.key.password", TypePassword, "", "The password of the private key.").nullDef().ignored(),
-		newKey("ssl.truststore.location", TypeString, "", "The location of the trust store file.").nullDef().ignored(),
-		newKey("ssl.truststore.password", TypePassword, "", "The password for the trust store file.").nullDef().ignored(),
-		newKey("ssl.client.auth", TypeString, "none", "Client authentication: required, requested or none.").ignored().check(in("required", "requested", "none")),
-
 		// --- Offsets and the group coordinator ---
 		newKey("offsets.retention.minutes", TypeInt, "10080", "How long committed offsets of an empty group (or unsubscribed partition) are kept.").
 			bind(func(c *Config) any { return &c.OffsetsRetentionMinutes }).check(atLeast(1)),

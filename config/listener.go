@@ -98,12 +98,8 @@ func checkListeners(key string, ls []Listener, protocolMap map[string]string, ad
 			}
 			ports[hp] = true
 		}
-		proto, ok := protocolMap[l.Name]
-		if !ok {
+		if _, ok := protocolMap[l.Name]; !ok {
 			return invalid(key, formatListeners(ls), "No security protocol defined for listener "+l.Name+" in listener.security.protocol.map")
-		}
-		if proto != "PLAINTEXT" {
-			return invalid(key, formatListeners(ls), fmt.Sprintf("listener %s uses security protocol %s; sharq supports only PLAINTEXT for now", l.Name, proto))
 		}
 	}
 	return nil

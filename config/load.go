@@ -194,7 +194,16 @@ func build(layers [][]setting) (*Config, []setting, error) {
 	for _, name := range keys {
 		raw := v.GetString(name)
 		k := brokerIndex[name]
-		if k == nil { // an ignored family such as listener.name.*
+		if k == nil { // a family such as listener.name.*
+			if base, ok := listenerKeyHonoured(name); ok {
+				pv, err := base.parse(raw)
+				if err != nil {
+					errs = append(errs, withOrigin(invalid(name, strings.TrimSpace(raw), err.(*Error).Reason), origin[name]))
+					continue
+				}
+				c.explicit[name] = formatTyped(pv)
+				continue
+			}
 			c.explicit[name] = raw
 			c.ignored = append(c.ignored, name)
 			warnings = append(warnings, setting{key: name, value: raw, origin: origin[name]})

@@ -49,6 +49,10 @@ type Options struct {
 	// could not be opened or failed on its write path) answers its error
 	// before the next use tries to open it again; 0 = 10s, < 0 = every use.
 	OfflineRetryInterval time.Duration
+	// MaxOpenLogs bounds the partition logs open at once (each holds three
+	// file descriptors per segment); past it the least recently used are
+	// closed. 0 = from RLIMIT_NOFILE: (soft limit - 512) / 16, at least 16.
+	MaxOpenLogs int
 }
 
 // AppendResult says where an appended batch landed.

@@ -274,17 +274,47 @@ func checkRecordBody(rec []byte, i int32) (int64, error) {
 	if offDelta != int64(i) {
 		return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
 	}
+	// Key, value and headers, as Kafka's DefaultRecord.readFrom reads
+	// them: a negative key or value length is null; a header key may not
+	// be; everything must end exactly at the record's end.
+	for _, field := range [2]string{"key", "value"} {
+		l, n := varintAt(rec, next)
+		if n < 0 || l > int64(len(rec)-n) {
+			return 0, fmt.Errorf("%w: record %d: bad %s length", ErrInvalidRecord, i, field)
+		}
+		next = n + int(max(l, 0))
+	}
+	headers, n := varintAt(rec, next)
+	if n < 0 || headers < 0 || headers > int64(len(rec)-n)/2 {
+		return 0, fmt.Errorf("%w: record %d: bad header count", ErrInvalidRecord, i)
+	}
+	next = n
+	for h := int64(0); h < headers; h++ {
+		l, n := varintAt(rec, next)
+		if n < 0 || l < 0 || l > int64(len(rec)-n) {
+			return 0, fmt.Errorf("%w: record %d: header %d: bad key length", ErrInvalidRecord, i, h)
+		}
+		l2, n2 := varintAt(rec, n+int(l))
+		if n2 < 0 || l2 > int64(len(rec)-n2) {
+			return 0, fmt.Errorf("%w: record %d: header %d: bad value length", ErrInvalidRecord, i, h)
+		}
+		next = n2 + int(max(l2, 0))
+	}
+	if next != len(rec) {
+		return 0, fmt.Errorf("%w: record %d: its fields take %d bytes of its %d", ErrInvalidRecord, i, next, len(rec))
+	}
 	return tsDelta, nil
 }
 
 // scanRecordsFast is scanRecords' fast path: a leaf function, so that
 // its loop keeps everything in registers, for records whose length,
-// timestamp delta and offset delta are one- or two-byte varints (records
-// under 8 KB, deltas within -8192..8191). Starting with record i at
+// timestamp delta, offset delta, key, value and header lengths are one-
+// or two-byte varints (records under 8 KB, deltas within -8192..8191). Starting with record i at
 // p[pos:], it only accepts: it stops at the first record it cannot
 // accept, valid or not, and returns that record's index and position,
 // with lo and hi updated for the records before it.
 func scanRecordsFast(p []byte, i int32, pos int, count int32, baseTs, lo, hi int64) (int32, int, int64, int64) {
+records:
 	for ; i < count; i++ {
 		length, body := varint2(p, pos)
 		if body < 0 || length < minRecordSize || length > int64(len(p)-body) {
@@ -297,6 +327,44 @@ func scanRecordsFast(p []byte, i int32, pos int, count int32, baseTs, lo, hi int
 		tsDelta, next := varint2(p, body+1)
 		offDelta, next := varint2(p, next) // next -1 fails here too
 		if next < 0 || next > end || offDelta != int64(i) {
+			break
+		}
+		// Key and value: lengths -1 (null) up to what the record holds;
+		// other negative lengths and any header go the slow way.
+		kl, next := varint2(p, next)
+		if next < 0 || kl < -1 || kl > int64(end-next) {
+			break
+		}
+		next += int(kl + kl>>63&1) // kl, or 0 for -1
+		vl, next := varint2(p, next)
+		if next < 0 || vl < -1 || vl > int64(end-next) {
+			break
+		}
+		next += int(vl + vl>>63&1)
+		// The header count is often a record's, and so the batch's, last
+		// byte, which varint2 leaves alone: decode a one-byte count here.
+		var hc int64
+		if next >= 0 && next < end && p[next] < 0x80 {
+			hc = int64(p[next]>>1) ^ -int64(p[next]&1)
+			next++
+		} else if hc, next = varint2(p, next); next < 0 {
+			break
+		}
+		if hc < 0 || hc > int64(end-next) {
+			break
+		}
+		for ; hc > 0; hc-- {
+			hk, n := varint2(p, next)
+			if n < 0 || hk < 0 || hk > int64(end-n) {
+				break records
+			}
+			hv, n := varint2(p, n+int(hk))
+			if n < 0 || hv < -1 || hv > int64(end-n) {
+				break records
+			}
+			next = n + int(hv+hv>>63&1)
+		}
+		if next != end {
 			break
 		}
 		ts := baseTs + tsDelta

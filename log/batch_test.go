@@ -206,14 +206,23 @@ func TestVarintAt(t *testing.T) {
 	}
 }
 
-// rawRecord encodes a v2 record's framing as scanRecords sees it: length,
-// attributes, timestamp delta, offset delta, then body standing in for
-// key, value and headers.
-func rawRecord(tsDelta, offDelta int64, body []byte) []byte {
+// rawRecord encodes a v2 record: length, attributes, timestamp delta,
+// offset delta, a null key, value as its value, no headers.
+func rawRecord(tsDelta, offDelta int64, value []byte) []byte {
 	r := []byte{0} // attributes
 	r = binary.AppendVarint(r, tsDelta)
 	r = binary.AppendVarint(r, offDelta)
-	r = append(r, body...)
+	r = binary.AppendVarint(r, -1)
+	r = binary.AppendVarint(r, int64(len(value)))
+	r = append(r, value...)
+	r = append(r, 0) // headers
+	return append(binary.AppendVarint(nil, int64(len(r))), r...)
+}
+
+// fieldsRecord is a record 0 with the given bytes after its offset delta,
+// standing in for key, value and headers.
+func fieldsRecord(fields ...byte) []byte {
+	r := append([]byte{0, 0, 0}, fields...)
 	return append(binary.AppendVarint(nil, int64(len(r))), r...)
 }
 
@@ -258,7 +267,7 @@ func TestScanRecords(t *testing.T) {
 		{name: "count mismatch, bytes run out", p: rawRecord(0, 0, pad), count: 2, err: ErrInvalidRecord, message: "record 1: bad length"},
 		{name: "huge count", p: rawRecord(0, 0, pad), count: math.MaxInt32, err: ErrInvalidRecord, message: "record 1: bad length"},
 		{name: "count mismatch, too many", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad), bytes.Repeat([]byte{0}, 7)), count: 3, err: ErrInvalidRecord, message: "record 2: bad length"},
-		{name: "count mismatch, too few", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 1, err: ErrInvalidRecord, message: "7 bytes after the last record"},
+		{name: "count mismatch, too few", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 1, err: ErrInvalidRecord, message: "10 bytes after the last record"},
 		{name: "truncated length varint", p: cat(rawRecord(0, 0, pad), bytes.Repeat([]byte{0x80}, 7)), count: 2, err: ErrInvalidRecord, message: "record 1: bad length"},
 		{name: "eleven-byte length varint", p: bytes.Repeat([]byte{0xff}, 14), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
 		{name: "negative length", p: cat([]byte{0x01}, rawRecord(0, 0, pad)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
@@ -272,6 +281,18 @@ func TestScanRecords(t *testing.T) {
 		{name: "offset delta repeated", p: cat(rawRecord(0, 0, pad), rawRecord(0, 0, pad)), count: 2, err: ErrInvalidRecord, message: "record 1 has offset delta 0"},
 		{name: "error after the fast path resumed", p: cat(rawRecord(0, 0, pad), rawRecord(1<<30, 1, pad), rawRecord(2, 2, pad), rawRecord(3, 5, pad)), count: 4, err: ErrInvalidRecord, message: "record 3 has offset delta 5"},
 		{name: "negative offset delta", p: rawRecord(0, -1, pad), count: 1, err: ErrInvalidRecord, message: "record 0 has offset delta -1"},
+		{name: "null key and value", p: fieldsRecord(1, 1, 0), count: 1, baseTs: 5, lo: 5, hi: 5},
+		{name: "negative lengths other than -1 are null too", p: fieldsRecord(3, 5, 0), count: 1, baseTs: 5, lo: 5, hi: 5},
+		{name: "headers", p: fieldsRecord(2, 'k', 2, 'v', 4, 2, 'a', 1, 2, 'b', 4, 'x', 'y'), count: 1, baseTs: 5, lo: 5, hi: 5},
+		{name: "key past the record", p: fieldsRecord(20, 0, 0), count: 1, err: ErrInvalidRecord, message: "record 0: bad key length"},
+		{name: "value past the record", p: fieldsRecord(1, 20, 0), count: 1, err: ErrInvalidRecord, message: "record 0: bad value length"},
+		{name: "no header count", p: fieldsRecord(1, 2, 'v'), count: 1, err: ErrInvalidRecord, message: "record 0: bad header count"},
+		{name: "negative header count", p: fieldsRecord(1, 1, 1), count: 1, err: ErrInvalidRecord, message: "record 0: bad header count"},
+		{name: "more headers than bytes", p: fieldsRecord(1, 1, 8, 0, 0), count: 1, err: ErrInvalidRecord, message: "record 0: bad header count"},
+		{name: "null header key", p: fieldsRecord(1, 1, 2, 1, 1), count: 1, err: ErrInvalidRecord, message: "record 0: header 0: bad key length"},
+		{name: "header value past the record", p: fieldsRecord(1, 1, 2, 0, 10), count: 1, err: ErrInvalidRecord, message: "record 0: header 0: bad value length"},
+		{name: "bytes left in the record", p: fieldsRecord(1, 1, 0, 7, 7), count: 1, err: ErrInvalidRecord, message: "record 0: its fields take 6 bytes of its 8"},
+		{name: "value into the next record", p: cat(fieldsRecord(1, 8, 0), rawRecord(0, 1, pad)), count: 2, err: ErrInvalidRecord, message: "record 0: bad value length"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lo, hi, err := scanRecords(tc.p, tc.count, tc.baseTs)

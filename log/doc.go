@@ -75,6 +75,17 @@
 // at the log end). Kafka names the file the same way, but its content is
 // Kafka's format only in name: Kafka tools must not be pointed at it.
 //
+// # Open logs
+//
+// Manager.Partition registers a partition without I/O; its log is opened
+// on first use (Partition.Acquire) and by the manager's start-up check,
+// which opens and closes again every partition not in use so that broken
+// ones are found early. Past Options.MaxOpenLogs (from RLIMIT_NOFILE) the
+// least recently used unpinned logs are closed, so open descriptors do not
+// grow with the partition count. A cleanly closed log keeps its clean
+// shutdown marker while it only serves reads, so opening and closing it
+// costs no write and no fsync; the first change removes the marker first.
+//
 // # Memory
 //
 // Only the active segment keeps its indexes in memory (at most
@@ -128,7 +139,7 @@
 //
 // # Recovery
 //
-// Open removes the clean-shutdown marker (durably) before accepting writes.
+// The clean-shutdown marker is removed (durably) before the first write.
 // After a clean stop everything is trusted. After an unclean stop:
 //
 //   - Sealed segments below the recovery point are trusted; their tail

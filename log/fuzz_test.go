@@ -202,6 +202,9 @@ func refWalk(p []byte, count int32, baseTs int64, lim *validateLimits) (int64, e
 		if offDelta != int64(i) {
 			return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
 		}
+		if err := refFields(rec, n+m, i); err != nil {
+			return 0, err
+		}
 		hi = max(hi, baseTs+tsDelta)
 		stamps = append(stamps, baseTs+tsDelta)
 	}
@@ -214,6 +217,42 @@ func refWalk(p []byte, count int32, baseTs int64, lim *validateLimits) (int64, e
 		}
 	}
 	return hi, nil
+}
+
+// refFields checks key, value and headers of record i from rec[at:] (rec
+// is the record after its attributes byte) as Kafka's DefaultRecord
+// reads them.
+func refFields(rec []byte, at int, i int32) error {
+	p := rec[at:]
+	bad := func(what string) error { return fmt.Errorf("%w: record %d: %s", ErrInvalidRecord, i, what) }
+	for _, f := range []string{"key", "value"} {
+		l, n := binary.Varint(p)
+		if n <= 0 || l > int64(len(p)-n) {
+			return bad("bad " + f + " length")
+		}
+		p = p[n+int(max(l, 0)):]
+	}
+	h, n := binary.Varint(p)
+	if n <= 0 || h < 0 || h > int64(len(p)-n)/2 {
+		return bad("bad header count")
+	}
+	p = p[n:]
+	for j := int64(0); j < h; j++ {
+		l, n := binary.Varint(p)
+		if n <= 0 || l < 0 || l > int64(len(p)-n) {
+			return bad(fmt.Sprintf("header %d: bad key length", j))
+		}
+		p = p[n+int(l):]
+		l, n = binary.Varint(p)
+		if n <= 0 || l > int64(len(p)-n) {
+			return bad(fmt.Sprintf("header %d: bad value length", j))
+		}
+		p = p[n+int(max(l, 0)):]
+	}
+	if len(p) != 0 {
+		return bad(fmt.Sprintf("its fields take %d bytes of its %d", len(rec)+1-len(p), len(rec)+1))
+	}
+	return nil
 }
 
 // FuzzScanRecords checks the record walk against refWalk: the same

@@ -43,6 +43,11 @@ type Log struct {
 	appendMu      sync.Mutex
 	producers     producerState // guarded by appendMu
 	unflushedMsgs int64         // guarded by appendMu
+	// cleanMarker: the clean shutdown marker found at open is still there
+	// (nothing changed since); guarded by appendMu. markerDoubt: recovery
+	// ran despite the marker (set once at open).
+	cleanMarker bool
+	markerDoubt bool
 
 	syncMu sync.Mutex
 
@@ -150,6 +155,23 @@ func (l *Log) writeOK() {
 	}
 }
 
+// dirtyLocked removes the clean shutdown marker kept since open, durably,
+// before the first change of the partition's files. Called with appendMu
+// held by everything that writes.
+func (l *Log) dirtyLocked() error {
+	if !l.cleanMarker {
+		return nil
+	}
+	if err := l.fs.Remove(l.filePath(cleanShutdownName)); err != nil && !isNotExist(err) {
+		return l.writeFailed("remove clean shutdown marker", err)
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return l.writeFailed("sync "+l.dir, err)
+	}
+	l.cleanMarker = false
+	return nil
+}
+
 // failure is the sticky write-path failure, or nil.
 func (l *Log) failure() error {
 	l.mu.RLock()
@@ -243,6 +265,12 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 		h.maxTimestamp = maxRecTs
 	}
 
+	if l.cleanMarker {
+		if err := l.dirtyLocked(); err != nil {
+			l.appendMu.Unlock()
+			return res, err
+		}
+	}
 	if l.shouldRoll(active, &h, &cfg, nowMs) {
 		if active, err = l.roll(nowMs); err != nil {
 			l.appendMu.Unlock()
@@ -473,6 +501,9 @@ func (l *Log) dirty() bool {
 // recovery point stays at the old segment, so a crash makes recovery scan
 // it in full. Called with appendMu held.
 func (l *Log) roll(nowMs int64) (*segment, error) {
+	if err := l.dirtyLocked(); err != nil {
+		return nil, err
+	}
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
@@ -998,6 +1029,9 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	if offset <= logStart {
 		return logStart, nil
 	}
+	if err := l.dirtyLocked(); err != nil {
+		return logStart, err
+	}
 	if err := l.writeLogStartCheckpoint(offset); err != nil {
 		return logStart, l.writeFailed("write log start offset", err)
 	}
@@ -1028,15 +1062,25 @@ func (l *Log) deleteSegmentsLocked(pred func(s, next *segment) bool, reason stri
 	// bring back (not fsynced, and then trusted by recovery).
 	l.rpMu.Lock()
 	defer l.rpMu.Unlock()
-	l.mu.Lock()
-	n := 0
-	for n < len(l.mu.segs)-1 && pred(l.mu.segs[n], l.mu.segs[n+1]) {
-		n++
+	count := func() int {
+		n := 0
+		for n < len(l.mu.segs)-1 && pred(l.mu.segs[n], l.mu.segs[n+1]) {
+			n++
+		}
+		return n
 	}
+	l.mu.RLock()
+	n := count()
+	l.mu.RUnlock()
 	if n == 0 {
-		l.mu.Unlock()
 		return nil
 	}
+	if err := l.dirtyLocked(); err != nil {
+		return err
+	}
+	// The list changes only with appendMu held (as here), so n holds; pred
+	// may count state, so it is not called twice.
+	l.mu.Lock()
 	doomed := append([]*segment(nil), l.mu.segs[:n]...)
 	l.mu.segs = append(l.mu.segs[:0:0], l.mu.segs[n:]...)
 	if first := l.mu.segs[0].base; first > l.mu.logStart {
@@ -1150,6 +1194,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	}
 	if offset < 0 {
 		return fmt.Errorf("%w: cannot truncate to %d", ErrOffsetOutOfRange, offset)
+	}
+	if err := l.dirtyLocked(); err != nil {
+		return err
 	}
 	if offset <= first {
 		return l.truncateFullyLocked(offset)
@@ -1392,7 +1439,8 @@ func (l *Log) Close() error {
 	leo := l.mu.leo
 	l.mu.Unlock()
 	err := failed
-	if err == nil {
+	if err == nil && !l.cleanMarker {
+		// (with the marker still there nothing changed: nothing to write)
 		err = l.closeCleanly(s, idx, tidx, leo)
 	}
 	l.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,10 +29,21 @@ type Manager struct {
 	opts   Options
 	bgSem  chan struct{} // shared bound on background segment fsyncs
 
+	// Open logs are bounded (each holds three descriptors per segment):
+	// past maxOpen the least recently used are closed (partition.go).
+	maxOpen  int
+	openLogs atomic.Int64
+	clock    atomic.Int64 // use counter for least-recently-used
+	evicting atomic.Bool
+	evictWG  sync.WaitGroup
+
 	mu struct {
 		sync.Mutex
 		parts  map[topicPartition]*Partition
 		closed bool
+		// onDisk: the directory names found at start; a partition
+		// registered without one is known to be empty before its first use.
+		onDisk map[string]bool
 	}
 }
 
@@ -58,13 +70,17 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 	if opts.OfflineRetryInterval == 0 {
 		opts.OfflineRetryInterval = defaultOfflineRetryInterval
 	}
+	if opts.MaxOpenLogs <= 0 {
+		opts.MaxOpenLogs = defaultMaxOpenLogs()
+	}
 	m := &Manager{
-		dir:    filepath.Join(dataDir, "topics"),
-		fs:     opts.FS,
-		logger: opts.Logger.With("component", "log"),
-		now:    opts.Now,
-		opts:   opts,
-		bgSem:  make(chan struct{}, maxBackgroundSyncs),
+		dir:     filepath.Join(dataDir, "topics"),
+		fs:      opts.FS,
+		logger:  opts.Logger.With("component", "log"),
+		now:     opts.Now,
+		opts:    opts,
+		bgSem:   make(chan struct{}, maxBackgroundSyncs),
+		maxOpen: opts.MaxOpenLogs,
 	}
 	m.mu.parts = map[topicPartition]*Partition{}
 	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
@@ -77,7 +93,9 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, m.dir, err)
 	}
+	m.mu.onDisk = make(map[string]bool, len(names))
 	for _, n := range names {
+		m.mu.onDisk[n] = true
 		if strings.HasSuffix(n, deleteSuffix) {
 			if err := m.fs.RemoveAll(filepath.Join(m.dir, n)); err != nil {
 				return nil, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
@@ -141,6 +159,10 @@ func (m *Manager) Partition(topic string, partition int32, id TopicID, cfg Confi
 	p := m.mu.parts[tp]
 	if p == nil {
 		p = &Partition{m: m, topic: topic, partition: partition, id: id, cfg: cfg}
+		if !m.mu.onDisk[filepath.Base(m.partitionDir(topic, partition))] {
+			// a new partition: its log will be created empty at offset 0
+			p.haveStats = true
+		}
 		if m.mu.closed {
 			p.removed = true
 		} else {
@@ -252,6 +274,7 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	tp := topicPartition{topic, partition}
 	p := m.mu.parts[tp]
 	delete(m.mu.parts, tp)
+	delete(m.mu.onDisk, filepath.Base(m.partitionDir(topic, partition)))
 	m.mu.Unlock()
 	if p != nil {
 		p.mu.Lock()
@@ -299,7 +322,13 @@ const flushTick = 100 * time.Millisecond
 
 // Run applies retention every RetentionCheckInterval and flushes logs
 // whose flush.ms elapsed, until ctx is done. It returns nil then.
+//
+// It first opens every registered partition that is not open yet, one at a
+// time, and closes it again, so that partitions that cannot be served are
+// found (and reported by Offline) soon after start rather than on first
+// use, without keeping them loaded.
 func (m *Manager) Run(ctx context.Context) error {
+	m.Check(ctx)
 	retention := time.NewTicker(m.opts.RetentionCheckInterval)
 	defer retention.Stop()
 	flush := time.NewTicker(flushTick)
@@ -316,15 +345,32 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
-// RunRetention applies retention to every open log once.
-func (m *Manager) RunRetention() {
-	now := m.now()
-	for _, l := range m.snapshot() {
-		if err := l.applyRetention(now); err != nil {
-			m.logger.Error("retention failed", "topic", l.topic, "partition", l.partition, "err", err)
+// Check opens every registered partition log that is not open and closes
+// it again (see Run), until ctx is done.
+func (m *Manager) Check(ctx context.Context) {
+	for _, p := range m.handles() {
+		if ctx.Err() != nil {
+			return
 		}
+		p.visit(func(*Log) {}) // an error is kept (Offline) and logged by the handle
 	}
 }
+
+// RunRetention applies retention to every log once: open ones, and the
+// others through a passing open (a closed partition still ages).
+func (m *Manager) RunRetention() {
+	now := m.now()
+	for _, p := range m.handles() {
+		p.visit(func(l *Log) {
+			if err := l.applyRetention(now); err != nil {
+				m.logger.Error("retention failed", "topic", l.topic, "partition", l.partition, "err", err)
+			}
+		})
+	}
+}
+
+// OpenLogs is how many partition logs are open now.
+func (m *Manager) OpenLogs() int { return int(m.openLogs.Load()) }
 
 func (m *Manager) flushDue() {
 	nowMs := m.now().UnixMilli()
@@ -350,6 +396,7 @@ func (m *Manager) Close() error {
 	parts := m.mu.parts
 	m.mu.parts = map[topicPartition]*Partition{}
 	m.mu.Unlock()
+	m.evictWG.Wait()
 	var errs []error
 	for _, p := range parts {
 		p.mu.Lock()

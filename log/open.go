@@ -202,9 +202,13 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 			return nil, fmt.Errorf("%w: sync %s: %w", ErrStorage, dir, err)
 		}
 	}
-	if clean {
-		// The marker must be gone (durably) before anything new is written,
-		// or a later crash would be mistaken for a clean stop.
+	if clean && !l.markerDoubt {
+		// The marker stays until the first change (dirtyLocked removes it,
+		// durably, before anything new is written, or a later crash would
+		// be mistaken for a clean stop): opening and closing a partition
+		// that only served reads costs no write and no fsync.
+		l.cleanMarker = true
+	} else if clean {
 		if err := fsys.Remove(filepath.Join(dir, cleanShutdownName)); err != nil {
 			l.closeSegments()
 			return nil, fmt.Errorf("%w: remove clean shutdown marker: %w", ErrStorage, err)
@@ -712,6 +716,7 @@ func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
 	}
 	if res.reason != "" && clean {
 		l.logger.Warn("active segment inconsistent despite clean shutdown marker; recovering", "file", s.logPath, "position", res.at, "reason", res.reason)
+		l.markerDoubt = true
 		s.closeFiles()
 		return l.openActive(base, false, fullScan)
 	}

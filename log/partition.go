@@ -1,8 +1,10 @@
 package log
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -32,6 +34,7 @@ type Partition struct {
 	// for good.
 	permanent bool
 	removed   bool
+	lastUse   int64          // manager clock at the last Acquire; 0 = opened by a sweep only
 	stats     PartitionStats // as of the last close
 	haveStats bool
 }
@@ -43,12 +46,40 @@ func (p *Partition) Topic() string { return p.topic }
 func (p *Partition) Index() int32 { return p.partition }
 
 // Acquire returns the open log, opening (and, after an unclean stop,
-// recovering) it if needed, and pins it until Release.
+// recovering) it if needed, and pins it until Release. Logs not used for
+// the longest time are closed when more than Options.MaxOpenLogs are open.
 func (p *Partition) Acquire() (*Log, error) {
+	l, opened, err := p.acquire(true)
+	if opened {
+		p.m.maybeEvict()
+	}
+	return l, err
+}
+
+// visit runs fn on the partition's log, opening it for that only if it is
+// not open (and closing it again, unless it got used meanwhile), without
+// counting as a use for eviction: the manager's sweeps (start-up check,
+// retention) touch every partition without loading them all.
+func (p *Partition) visit(fn func(*Log)) error {
+	l, opened, err := p.acquire(false)
+	if err != nil {
+		return err
+	}
+	fn(l)
+	p.mu.Lock()
+	p.pins--
+	if opened && p.pins == 0 && p.log == l && !p.permanent && p.lastUse == 0 {
+		p.closeLocked()
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *Partition) acquire(use bool) (_ *Log, opened bool, _ error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.removed {
-		return nil, ErrClosed
+		return nil, false, ErrClosed
 	}
 	if p.log != nil {
 		if ferr := p.log.failure(); ferr != nil && p.pins == 0 && !p.permanent {
@@ -64,11 +95,18 @@ func (p *Partition) Acquire() (*Log, error) {
 	}
 	if p.log == nil {
 		if err := p.openLocked(); err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		opened = true
+		if !use {
+			p.lastUse = 0
 		}
 	}
+	if use {
+		p.lastUse = p.m.clock.Add(1)
+	}
 	p.pins++
-	return p.log, nil
+	return p.log, opened, nil
 }
 
 // Release unpins the log returned by Acquire.
@@ -134,6 +172,7 @@ func (p *Partition) openLocked() error {
 	}
 	p.offline, p.failedAt = nil, time.Time{}
 	p.log = l
+	p.m.openLogs.Add(1)
 	return nil
 }
 
@@ -146,6 +185,7 @@ func (p *Partition) closeLocked() error {
 	}
 	p.log = nil
 	p.failedAt = time.Time{}
+	p.m.openLogs.Add(-1)
 	p.stats, p.haveStats = statsOf(l), true
 	failed := l.failure()
 	err := l.Close()
@@ -187,4 +227,68 @@ func statsOf(l *Log) PartitionStats {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return PartitionStats{LogStartOffset: l.mu.logStart, LogEndOffset: l.mu.leo, HighWatermark: l.hwLocked(), Size: l.size.Load()}
+}
+
+// maybeEvict starts closing the least recently used logs when more than
+// MaxOpenLogs are open, in the background: closing a changed log fsyncs,
+// which must not delay the request that opened one more.
+func (m *Manager) maybeEvict() {
+	if m.openLogs.Load() <= int64(m.maxOpen) || !m.evicting.CompareAndSwap(false, true) {
+		return
+	}
+	m.mu.Lock()
+	if m.mu.closed {
+		m.mu.Unlock()
+		m.evicting.Store(false)
+		return
+	}
+	m.evictWG.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.evictWG.Done()
+		defer m.evicting.Store(false)
+		m.evict()
+	}()
+}
+
+// evict closes unpinned logs, least recently used first, until at most
+// 90% of MaxOpenLogs are open.
+func (m *Manager) evict() {
+	target := int64(m.maxOpen) * 9 / 10
+	type cand struct {
+		p   *Partition
+		use int64
+	}
+	var cands []cand
+	for _, p := range m.handles() {
+		p.mu.Lock()
+		if p.log != nil && p.pins == 0 && !p.permanent {
+			cands = append(cands, cand{p, p.lastUse})
+		}
+		p.mu.Unlock()
+	}
+	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(a.use, b.use) })
+	for _, c := range cands {
+		if m.openLogs.Load() <= target {
+			return
+		}
+		c.p.mu.Lock()
+		if c.p.log != nil && c.p.pins == 0 && c.p.lastUse == c.use && !c.p.removed {
+			if err := c.p.closeLocked(); err != nil {
+				m.logger.Error("close idle partition log", "topic", c.p.topic, "partition", c.p.partition, "err", err)
+			}
+		}
+		c.p.mu.Unlock()
+	}
+}
+
+// defaultMaxOpenLogs derives the open-log bound from the descriptor limit:
+// 512 are left for connections and the other stores, and an open log is
+// reckoned at 16 descriptors (a few segments of three files each).
+func defaultMaxOpenLogs() int {
+	limit := FileLimit()
+	if limit == 0 || limit > 1<<24 {
+		return 1 << 20
+	}
+	return max(16, int((int64(limit)-512)/16))
 }

@@ -2,11 +2,13 @@ package log
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -351,5 +353,116 @@ func TestDecodePartitionMetadata(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("%q: %v", c.in, err)
 		}
+	}
+}
+
+// TestOpenLogsBounded: past MaxOpenLogs the least recently used unpinned
+// logs are closed, a pinned one never, and a closed one opens again with
+// its data on the next use.
+func TestOpenLogsBounded(t *testing.T) {
+	mem := NewMemFS()
+	m, err := NewManager("/data", Options{FS: mem, Now: func() time.Time { return testNow }, MaxOpenLogs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	pinned := m.Partition("t", 0, TopicID{}, Config{})
+	if _, err := pinned.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	for i := int32(1); i < n; i++ {
+		p := m.Partition("t", i, TopicID{}, Config{})
+		l, err := p.Acquire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := int32(0); j <= i; j++ {
+			mustAppend(t, l, makeBatch(plain(1)))
+		}
+		p.Release()
+		m.evictWG.Wait()
+		if open := m.OpenLogs(); open > 4 {
+			t.Fatalf("%d logs open after %d partitions, bound 4", open, i+1)
+		}
+	}
+	if pinned.Peek() == nil {
+		t.Fatal("a pinned log was closed")
+	}
+	pinned.Release()
+	for i := int32(1); i < n; i++ {
+		p := m.Partition("t", i, TopicID{}, Config{})
+		if st, ok := p.Stats(); !ok || st.LogEndOffset != int64(i+1) {
+			t.Fatalf("stats of partition %d: %+v %v", i, st, ok)
+		}
+		l, err := p.Acquire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, l, 0); len(got) != int(i+1) {
+			t.Fatalf("partition %d: %d batches after reopen, want %d", i, len(got), i+1)
+		}
+		p.Release()
+		m.evictWG.Wait()
+	}
+	if open := m.OpenLogs(); open > 4 {
+		t.Fatalf("%d logs open, bound 4", open)
+	}
+}
+
+// TestCleanOpenWritesNothing: opening a cleanly closed partition, reading
+// it and closing it again writes nothing (the clean shutdown marker stays
+// until the first change), and the first change removes the marker
+// durably before it writes.
+func TestCleanOpenWritesNothing(t *testing.T) {
+	mem := NewMemFS()
+	m := newTestManager(t, mem, nil, 0)
+	l, err := m.Open("t", 0, Config{SegmentBytes: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		mustAppend(t, l, makeBatch(plain(2)))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m = newTestManager(t, mem, nil, 0)
+	before := mem.Ops()
+	p := m.Partition("t", 0, TopicID{}, Config{SegmentBytes: 300})
+	if l, err = p.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, l, 0); len(got) != 10 {
+		t.Fatalf("%d batches", len(got))
+	}
+	p.Release()
+	m.Check(context.Background())
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ops := mem.Ops() - before; ops != 0 {
+		t.Fatalf("open, read and close of a clean partition did %d writes", ops)
+	}
+
+	m = newTestManager(t, mem, nil, 0)
+	if l, err = m.Open("t", 0, Config{SegmentBytes: 300}); err != nil {
+		t.Fatal(err)
+	}
+	mem.CrashAfter(3, nil) // remove marker, sync dir, then the write crashes
+	if _, err := l.Append(makeBatch(plain(2)), 0); err == nil {
+		t.Fatal("append after the crash point succeeded")
+	}
+	img := mem.Crashed()
+	if names, _ := img.ReadDir("/data/topics/t-0"); slices.Contains(names, cleanShutdownName) {
+		t.Fatal("the clean shutdown marker survived the first write")
+	}
+	m2 := newTestManager(t, img, nil, 0)
+	l2, err := m2.Open("t", 0, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, l2, 0); len(got) != 10 {
+		t.Fatalf("%d batches after the crash", len(got))
 	}
 }

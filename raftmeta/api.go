@@ -58,6 +58,10 @@ type Image struct {
 	// NextProducerID is the first producer id not yet handed out
 	// (AllocateProducerIDs). Added by raftmeta; not part of the original contract.
 	NextProducerID int64
+	// Scram holds SCRAM credentials (AlterUserScramCredentials).
+	Scram map[ScramKey]ScramCredential
+	// ACLs holds the ACL bindings, sorted (CreateAcls / DeleteAcls).
+	ACLs []ACL
 }
 
 // Broker is a registered broker's advertised endpoint.

@@ -20,6 +20,10 @@ func sampleCommands() []command {
 		&alterConfigsCmd{Resource: resourceGroup, Entity: "g1", Set: map[string]string{"a": "b"}, Delete: []string{"c"}},
 		&setFeatureCmd{Name: "share.version", Level: 2},
 		&allocateProducerIDsCmd{Count: 1000},
+		&alterScramCmd{Upserts: []scramUpsert{{ScramKey{"alice", 1}, ScramCredential{Salt: []byte("s"), StoredKey: []byte("k1"), ServerKey: []byte("k2"), Iterations: 4096}}},
+			Deletes: []ScramKey{{"bob", 2}}},
+		&createACLsCmd{ACLs: []ACL{{ResourceType: 2, ResourceName: "orders", PatternType: 3, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}}},
+		&deleteACLsCmd{ACLs: []ACL{{ResourceType: 3, ResourceName: "g", PatternType: 4, Principal: "User:*", Host: "*", Operation: 2, Permission: 2}}},
 	}
 }
 

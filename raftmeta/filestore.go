@@ -367,7 +367,7 @@ func replayWAL(data []byte, path string) (st *walState, valid int, err error) {
 		typ, payload, n, ok := recordAt(data[off:])
 		if !ok {
 			if next := nextValidRecord(data, off+1); next >= 0 {
-				return nil, 0, fmt.Errorf("raft log %s: bad record at offset %d before a good one at %d: %w",
+				return nil, 0, fmt.Errorf("raft log %s: corrupt record at offset %d in the middle of the log, a good record follows at offset %d: damaged after it was written, not a torn write; refusing to cut what follows: %w",
 					path, off, next, ErrCorrupt)
 			}
 			return st, off, nil
@@ -381,6 +381,38 @@ func replayWAL(data []byte, path string) (st *walState, valid int, err error) {
 		off += n
 	}
 	return st, off, nil
+}
+
+// describeTail says what the bytes after the good prefix of a raft.wal are
+// (replayWAL has ruled out a good record after them), and whether they
+// can be what a crash leaves: a record's write interrupted before it was
+// synced, so never acknowledged.
+func describeTail(tail []byte) (what string, torn bool) {
+	zero := true
+	for _, c := range tail {
+		if c != 0 {
+			zero = false
+			break
+		}
+	}
+	switch {
+	case zero:
+		// Extended file size with no data: a crash between the size
+		// and the data reaching the disk.
+		return "zero-filled bytes after the last record (a write whose data never reached the disk)", true
+	case len(tail) < recHeaderLen:
+		return "an unfinished write: a partial record header", true
+	}
+	l := binary.BigEndian.Uint32(tail)
+	switch {
+	case l == 0 || uint64(l) > maxRecordLen:
+		return fmt.Sprintf("a corrupt record: impossible length %d", l), false
+	case uint64(l) > uint64(len(tail)-8):
+		return fmt.Sprintf("an unfinished write: the file ends %d bytes into a %d-byte record", len(tail)-8, l), true
+	case uint64(l) < uint64(len(tail)-8):
+		return fmt.Sprintf("a corrupt record of %d bytes with %d unreadable bytes after it", l, len(tail)-8-int(l)), false
+	}
+	return "a corrupt final record: complete, but its checksum does not match (damaged after it was written)", false
 }
 
 // appendWALFile appends a whole file holding st: the header, then the
@@ -664,8 +696,15 @@ func (s *fileStore) load() error {
 	// next Open would take them for corruption. vfs.File cannot truncate;
 	// a rewrite of the replayed state does the same, crash-safely, and
 	// happens only after a crash.
-	s.logger.Warn("raft log ends in an unfinished write, cutting it",
-		"file", s.path, "offset", valid, "bytes", len(data)-valid)
+	// A bad record with a good one after it is refused by replayWAL: that
+	// is corruption in the middle, never cut. What is left is the tail.
+	what, torn := describeTail(data[valid:])
+	attrs := []any{"file", s.path, "offset", valid, "bytes", len(data) - valid, "last_good_index", st.lastIndex()}
+	if torn {
+		s.logger.Warn("raft log ends in "+what+"; cutting it (it was never acknowledged)", attrs...)
+	} else {
+		s.logger.Error("raft log ends in "+what+"; cutting it: if it held acknowledged entries after last_good_index, this node lost them and raft must restore them from a peer", attrs...)
+	}
 	return s.install()
 }
 

@@ -51,6 +51,7 @@ func emptyImage() *Image {
 		GroupConfigs:  map[string]map[string]string{},
 		ClientQuotas:  map[string]map[string]string{},
 		Features:      map[string]int16{},
+		Scram:         map[ScramKey]ScramCredential{},
 	}
 }
 

@@ -13,11 +13,15 @@ package raftmeta
 //	| topics: n, (name, id[16], configs, partitions: n, (leader, leader epoch,
 //	  partition epoch, replicas, isr)*)*
 //	| broker configs: n, (entity, configs)* | group configs: n, (group, configs)*
-//	| version 2: client quotas: n, (quota entity key, values)*
+//	version 2 only: | scram: n, (user, mechanism, salt, stored key, server key,
+//	  iterations)* | acls: n, (resource type, name, pattern type, principal,
+//	  host, operation, permission)*
+//	version 3: version 2 | client quotas: n, (quota entity key, values)*
 //
-// FORMAT MIGRATION: decodeImage reads versions 1 and 2 (1 has no client
-// quotas). Version 2 is written only when the image has client quotas, so
-// a cluster that sets none keeps snapshots an older sharq reads.
+// FORMAT MIGRATION: decodeImage accepts versions 1, 2 (1 + security) and 3
+// (2 + client quotas). An image is written in the lowest version that holds
+// it, so a node that never used security or quotas stays readable by an
+// older binary; a higher one is written only once every voter can read it.
 
 import (
 	"encoding/binary"
@@ -29,7 +33,12 @@ import (
 const (
 	imageMagic     = "SQMI"
 	imageVersionV1 = 1
+	// imageVersionV2 adds the security sections (SCRAM credentials, ACLs).
+	// An image without them is still written as version 1, so a node that
+	// never used security stays readable by a binary from before it.
 	imageVersionV2 = 2
+	// imageVersionV3 adds client quotas.
+	imageVersionV3 = 3
 )
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
@@ -38,7 +47,10 @@ func encodeImage(img *Image) []byte {
 	b := make([]byte, 0, 256)
 	b = append(b, imageMagic...)
 	version := byte(imageVersionV1)
-	if len(img.ClientQuotas) > 0 {
+	switch {
+	case len(img.ClientQuotas) > 0:
+		version = imageVersionV3
+	case len(img.Scram) > 0 || len(img.ACLs) > 0:
 		version = imageVersionV2
 	}
 	b = append(b, version)
@@ -82,6 +94,9 @@ func encodeImage(img *Image) []byte {
 	b = appendConfigSet(b, img.BrokerConfigs)
 	b = appendConfigSet(b, img.GroupConfigs)
 	if version >= imageVersionV2 {
+		b = appendSecurity(b, img)
+	}
+	if version >= imageVersionV3 {
 		b = appendConfigSet(b, img.ClientQuotas)
 	}
 
@@ -122,8 +137,8 @@ func decodeImage(data []byte) (*Image, error) {
 		return nil, fmt.Errorf("not a metadata snapshot (%d bytes): %w", len(data), ErrCorrupt)
 	}
 	version := data[len(imageMagic)]
-	if version != imageVersionV1 && version != imageVersionV2 {
-		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d and %d: %w", version, imageVersionV1, imageVersionV2, ErrCorrupt)
+	if version < imageVersionV1 || version > imageVersionV3 {
+		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d to %d: %w", version, imageVersionV1, imageVersionV3, ErrCorrupt)
 	}
 	payload := data[hdr : len(data)-4]
 	if got, want := crc32.Checksum(payload, crc32c), binary.BigEndian.Uint32(data[len(data)-4:]); got != want {
@@ -180,6 +195,9 @@ func decodeImage(data []byte) (*Image, error) {
 	img.BrokerConfigs = r.configSet()
 	img.GroupConfigs = r.configSet()
 	if version >= imageVersionV2 {
+		r.security(img)
+	}
+	if version >= imageVersionV3 {
 		img.ClientQuotas = r.configSet()
 	}
 	if err := r.done(); err != nil {

@@ -20,14 +20,14 @@ package share
 //	bytes   the key, as AppendKey writes it
 //	bytes   the state, as EncodeState writes it
 //
-// A torn tail (a crash during a write) or a corrupt record ends the replay:
-// the file is cut at the last good record and the cut is logged. The state
+// A torn tail (a crash during a write) is cut. A corrupt record in the
+// middle is skipped: the CRC of every record lets replay find the next
+// one (see Replay), and what was skipped is logged and reported. The state
 // value carries its own version byte; the record frame has no version of
 // its own because the journal never outlives a clean restart (replay
 // empties it), so a format change only needs to read the previous one.
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -79,6 +79,7 @@ type Journal struct {
 	key      []byte // reused key buffer
 	val      []byte // reused state buffer
 	broken   error  // set when a failed append could not be undone
+	damage   []JournalDamage
 }
 
 // OpenJournal opens (creating if needed) the journal at path. Call Replay
@@ -173,61 +174,76 @@ func (j *Journal) appendEncoded(key Key, encKey, encState []byte) error {
 	return nil
 }
 
+// JournalDamage is a stretch of the journal that Replay could not read.
+type JournalDamage struct {
+	Offset int64  // where the unreadable bytes start
+	Bytes  int64  // how many were skipped or cut
+	Reason string // what was wrong with the record there
+	// Tail: nothing readable follows. Torn: a tail that ends inside a
+	// record's declared length, which is what a write interrupted by a
+	// crash leaves; such a record was never acknowledged.
+	Tail, Torn bool
+	// Key is the share-partition the damaged record was for, when its key
+	// still parses (KeyKnown); Superseded when a later good record of that
+	// key was replayed, so no state of it was lost.
+	Key        Key
+	KeyKnown   bool
+	Superseded bool
+}
+
+// maxReplayFile bounds the journal Replay reads into memory; checkpoints
+// keep it near DefaultCheckpointBytes.
+const maxReplayFile = 1 << 30
+
 // Replay calls fn for each good record from the start of the file, in
-// order, and returns how many it passed. A torn or corrupt record ends the
-// replay: the file is cut there (logged as a warning) and Replay returns
-// nil. An error from fn, or a checksummed record that does not decode
-// (ErrCorruptJournal), stops the replay and is returned, nothing cut.
-// The State passed to fn is reused between calls.
+// order, and returns how many it passed. A record that fails its checksum
+// or length check in the middle of the file is skipped: replay resumes at
+// the next offset where a whole record verifies (length in bounds, CRC-32C
+// and key match), so one bad record costs only itself. Damage with nothing
+// readable after it is the tail, and the file is cut there. Every skip and
+// cut is logged (a torn final write as a warning, corruption as an error)
+// and listed by Damage. An error from fn, or a checksummed record that
+// does not decode (ErrCorruptJournal), stops the replay and is returned,
+// nothing cut. The State passed to fn is reused between calls.
 func (j *Journal) Replay(fn func(Key, *State) error) (int, error) {
-	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
-		return 0, fmt.Errorf("replay share journal %s: %w", j.path, err)
-	}
+	j.damage = j.damage[:0]
 	fi, err := j.f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("replay share journal %s: %w", j.path, err)
 	}
-	fileSize := fi.Size()
-	r := bufio.NewReaderSize(j.f, 64<<10)
+	if fi.Size() > maxReplayFile {
+		return 0, fmt.Errorf("replay share journal %s: %d bytes is more than a journal ever holds (%d)", j.path, fi.Size(), maxReplayFile)
+	}
+	data := make([]byte, fi.Size())
+	if _, err := j.f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("replay share journal %s: %w", j.path, err)
+	}
 	var (
-		off     int64
-		records int
-		hdr     [journalHeader]byte
-		body    []byte
-		st      State
-		reason  string
+		off      int
+		records  int
+		st       State
+		lastSeen = map[Key]int{} // key -> offset of its last good record
 	)
-	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) {
+	for off < len(data) {
+		n, reason := checkJournalFrame(data, off)
+		if reason != "" {
+			next := resyncJournal(data, off+1)
+			d := JournalDamage{Offset: int64(off), Reason: reason}
+			if next < 0 {
+				d.Tail, d.Bytes = true, int64(len(data)-off)
+				d.Torn = len(data)-off < journalHeader || uint64(n) > uint64(len(data)-off-journalHeader)
+			} else {
+				d.Bytes = int64(next - off)
+			}
+			d.Key, d.KeyKnown = guessJournalKey(data[off:off+int(d.Bytes)], n)
+			j.damage = append(j.damage, d)
+			if next < 0 {
 				break
 			}
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				reason = "short record header"
-				break
-			}
-			return records, fmt.Errorf("replay share journal %s at %d: %w", j.path, off, err)
+			off = next
+			continue
 		}
-		n := binary.BigEndian.Uint32(hdr[0:])
-		if n == 0 || n > maxJournalRecord || int64(n) > fileSize-off-journalHeader {
-			reason = fmt.Sprintf("bad record length %d", n)
-			break
-		}
-		if cap(body) < int(n) {
-			body = make([]byte, n)
-		}
-		body = body[:n]
-		if _, err := io.ReadFull(r, body); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				reason = "short record"
-				break
-			}
-			return records, fmt.Errorf("replay share journal %s at %d: %w", j.path, off, err)
-		}
-		if crc32.Checksum(body, crc32c) != binary.BigEndian.Uint32(hdr[4:]) {
-			reason = "checksum mismatch"
-			break
-		}
+		body := data[off+journalHeader : off+journalHeader+n]
 		key, err := decodeJournalBody(body, &st)
 		if err != nil {
 			return records, fmt.Errorf("replay share journal %s at %d: %w", j.path, off, err)
@@ -235,19 +251,103 @@ func (j *Journal) Replay(fn func(Key, *State) error) (int, error) {
 		if err := fn(key, &st); err != nil {
 			return records, err
 		}
+		lastSeen[key] = off
 		records++
-		off += journalHeader + int64(n)
+		off += journalHeader + n
 	}
-	if off < fileSize {
-		j.logger.Warn("share journal: cutting torn or corrupt tail", "path", j.path, "offset", off,
-			"dropped_bytes", fileSize-off, "reason", reason, "good_records", records)
-		if err := j.f.Truncate(off); err != nil {
-			return records, fmt.Errorf("cut share journal %s at %d: %w", j.path, off, err)
+	for i := range j.damage {
+		d := &j.damage[i]
+		if at, ok := lastSeen[d.Key]; d.KeyKnown && ok && int64(at) > d.Offset {
+			d.Superseded = true
+		}
+		j.logDamage(d, records)
+	}
+	end := int64(len(data))
+	if n := len(j.damage); n > 0 && j.damage[n-1].Tail {
+		end = j.damage[n-1].Offset
+		if err := j.f.Truncate(end); err != nil {
+			return records, fmt.Errorf("cut share journal %s at %d: %w", j.path, end, err)
 		}
 	}
-	j.size = off
+	j.size = end
 	j.broken = nil
 	return records, nil
+}
+
+// Damage lists what the last Replay skipped or cut, in file order.
+func (j *Journal) Damage() []JournalDamage { return j.damage }
+
+func (j *Journal) logDamage(d *JournalDamage, records int) {
+	attrs := []any{"path", j.path, "offset", d.Offset, "bytes", d.Bytes, "reason", d.Reason, "good_records", records}
+	if d.KeyKnown {
+		attrs = append(attrs, "share_partition", d.Key.String(), "superseded", d.Superseded)
+	}
+	switch {
+	case d.Torn:
+		j.logger.Warn("share journal: cutting a torn final write (a crash interrupted it, so it was never acknowledged)", attrs...)
+	case d.Tail:
+		j.logger.Error("share journal: cutting a corrupt final record: a complete record that fails its check, not a torn write", attrs...)
+	default:
+		j.logger.Error("share journal: skipping a corrupt record in the middle of the journal; the records after it are replayed", attrs...)
+	}
+}
+
+// checkJournalFrame checks the record at data[off:]: it returns the body
+// length, and why the record is unreadable ("" if it is good).
+func checkJournalFrame(data []byte, off int) (int, string) {
+	rest := len(data) - off
+	if rest < journalHeader {
+		return 0, "short record header"
+	}
+	n := binary.BigEndian.Uint32(data[off:])
+	if n == 0 || n > maxJournalRecord {
+		return int(n), fmt.Sprintf("bad record length %d", n)
+	}
+	if uint64(n) > uint64(rest-journalHeader) {
+		return int(n), "short record"
+	}
+	body := data[off+journalHeader : off+journalHeader+int(n)]
+	if crc32.Checksum(body, crc32c) != binary.BigEndian.Uint32(data[off+4:]) {
+		return int(n), "checksum mismatch"
+	}
+	return int(n), ""
+}
+
+// resyncJournal finds the first offset at or after from where a whole
+// record verifies and its key parses, or -1. A false match needs a 1 in
+// 2^32 CRC collision and a well-formed key.
+func resyncJournal(data []byte, from int) int {
+	for off := from; off+journalHeader < len(data); off++ {
+		n, reason := checkJournalFrame(data, off)
+		if reason != "" {
+			continue
+		}
+		body := data[off+journalHeader : off+journalHeader+n]
+		if kl, m := binary.Uvarint(body); m > 0 && kl <= uint64(len(body)-m) {
+			if _, err := ParseKey(body[m : m+int(kl)]); err == nil {
+				return off
+			}
+		}
+	}
+	return -1
+}
+
+// guessJournalKey reads the key of a damaged record if it still parses:
+// corruption in the state leaves the key readable.
+func guessJournalKey(rec []byte, n int) (Key, bool) {
+	if len(rec) <= journalHeader {
+		return Key{}, false
+	}
+	body := rec[journalHeader:]
+	if n > 0 && n < len(body) {
+		body = body[:n]
+	}
+	kl, m := binary.Uvarint(body)
+	if m <= 0 || kl > uint64(len(body)-m) {
+		return Key{}, false
+	}
+	k, err := ParseKey(body[m : m+int(kl)])
+	return k, err == nil
 }
 
 // decodeJournalBody splits a checksummed record body into key and state.

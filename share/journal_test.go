@@ -153,7 +153,7 @@ func TestJournalTornTail(t *testing.T) {
 		if fi, err := os.Stat(torn); err != nil || fi.Size() != lastStart {
 			t.Fatalf("cut at %d: file not truncated to %d: %v %v", cut, lastStart, fi.Size(), err)
 		}
-		if cut > lastStart && !strings.Contains(logBuf.String(), "torn or corrupt tail") {
+		if cut > lastStart && !strings.Contains(logBuf.String(), "torn final write") {
 			t.Fatalf("cut at %d: no log of the cut: %q", cut, logBuf.String())
 		}
 		// The journal is usable after the cut: a new record follows the
@@ -167,18 +167,25 @@ func TestJournalTornTail(t *testing.T) {
 	}
 }
 
+// TestJournalCorruptMiddle: one damaged record costs only itself: replay
+// skips it and replays every record after it (it used to cut them all as
+// a torn tail), reports where and what, names the share-partition when the
+// key survived, and cuts only damage at the very end.
 func TestJournalCorruptMiddle(t *testing.T) {
 	recs := journalRecs(6)
 	cases := []struct {
-		name string
-		at   func(ends []int64) int64 // byte to damage
-		keep int                      // records replayed
+		name     string
+		at       func(ends []int64) int64 // byte to damage
+		lost     int                      // the record lost
+		tail     bool
+		keyKnown bool
 	}{
-		{"crc of record 2", func(e []int64) int64 { return e[1] + 4 }, 2},
-		{"body of record 3", func(e []int64) int64 { return e[2] + journalHeader + 3 }, 3},
-		{"length of record 0", func(e []int64) int64 { return 0 }, 0},
-		{"length of record 4", func(e []int64) int64 { return e[3] }, 4},
-		{"last byte", func(e []int64) int64 { return e[5] - 1 }, 5},
+		{"crc of record 2", func(e []int64) int64 { return e[1] + 4 }, 2, false, true},
+		{"state of record 3", func(e []int64) int64 { return e[3] - 2 }, 3, false, true},
+		{"length of record 0", func(e []int64) int64 { return 0 }, 0, false, true},
+		{"length of record 4", func(e []int64) int64 { return e[3] }, 4, false, true},
+		{"key of record 1", func(e []int64) int64 { return e[0] + journalHeader + 1 }, 1, false, false},
+		{"last byte", func(e []int64) int64 { return e[5] - 1 }, 5, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,17 +200,34 @@ func TestJournalCorruptMiddle(t *testing.T) {
 			if err := os.WriteFile(path, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			j := openJournal(t, path, JournalOptions{})
+			var logBuf bytes.Buffer
+			j := openJournal(t, path, JournalOptions{Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
 			got, n, err := replayAll(j)
-			if err != nil || n != tc.keep || (tc.keep > 0 && !reflect.DeepEqual(got, recs[:tc.keep])) {
-				t.Fatalf("replay = %d records, %v; want %d", n, err, tc.keep)
+			want := append(append([]journalRec{}, recs[:tc.lost]...), recs[tc.lost+1:]...)
+			if err != nil || n != len(want) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("replay = %d records, %v; want the %d other than record %d", n, err, len(want), tc.lost)
 			}
-			var want int64
-			if tc.keep > 0 {
-				want = ends[tc.keep-1]
+			start := int64(0)
+			if tc.lost > 0 {
+				start = ends[tc.lost-1]
 			}
-			if j.Size() != want {
-				t.Fatalf("size after cut = %d, want %d", j.Size(), want)
+			dmg := j.Damage()
+			if len(dmg) != 1 || dmg[0].Offset != start || dmg[0].Bytes != ends[tc.lost]-start || dmg[0].Tail != tc.tail || dmg[0].Torn {
+				t.Fatalf("damage %+v, want one at %d of %d bytes (tail %v)", dmg, start, ends[tc.lost]-start, tc.tail)
+			}
+			if dmg[0].KeyKnown != tc.keyKnown || (tc.keyKnown && dmg[0].Key != recs[tc.lost].key) {
+				t.Fatalf("damage names key %v (%v), want %v (%v)", dmg[0].Key, dmg[0].KeyKnown, recs[tc.lost].key, tc.keyKnown)
+			}
+			wantSize := ends[5]
+			msg := "skipping a corrupt record in the middle"
+			if tc.tail {
+				wantSize, msg = start, "corrupt final record"
+			}
+			if j.Size() != wantSize {
+				t.Fatalf("size after replay = %d, want %d", j.Size(), wantSize)
+			}
+			if !strings.Contains(logBuf.String(), msg) || !strings.Contains(logBuf.String(), "level=ERROR") {
+				t.Fatalf("log %q lacks an error %q", logBuf.String(), msg)
 			}
 		})
 	}
@@ -315,6 +339,12 @@ func encodeJournal(t testing.TB, recs []journalRec) []byte {
 
 // replayBytes replays a journal file holding data.
 func replayBytes(t *testing.T, data []byte) ([]journalRec, int64, error) {
+	got, size, _, err := replayBytesDamage(t, data)
+	return got, size, err
+}
+
+// replayBytesDamage is replayBytes that also returns the damage found.
+func replayBytesDamage(t *testing.T, data []byte) ([]journalRec, int64, []JournalDamage, error) {
 	path := filepath.Join(t.TempDir(), "fuzz.journal")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -328,7 +358,7 @@ func replayBytes(t *testing.T, data []byte) ([]journalRec, int64, error) {
 	if fi, serr := os.Stat(path); serr != nil || (err == nil && fi.Size() != j.Size()) {
 		t.Fatalf("file size %v (%v) != journal size %d", fi.Size(), serr, j.Size())
 	}
-	return got, j.Size(), err
+	return got, j.Size(), append([]JournalDamage(nil), j.Damage()...), err
 }
 
 // FuzzJournalReplay: replay of any bytes never panics; what it keeps is a
@@ -349,7 +379,7 @@ func FuzzJournalReplay(f *testing.F) {
 	}
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}, uint32(4))
 	f.Fuzz(func(t *testing.T, data []byte, cut uint32) {
-		got, size, err := replayBytes(t, data)
+		got, size, dmg, err := replayBytesDamage(t, data)
 		if err != nil {
 			if !errors.Is(err, ErrCorruptJournal) {
 				t.Fatalf("replay error %v is not ErrCorruptJournal", err)
@@ -359,10 +389,22 @@ func FuzzJournalReplay(f *testing.F) {
 		if size > int64(len(data)) {
 			t.Fatalf("good size %d > input %d", size, len(data))
 		}
-		good := data[:size]
-		if enc := encodeJournal(t, got); !bytes.Equal(enc, good) {
-			t.Fatalf("%d replayed records re-encode to %d bytes, good prefix is %d", len(got), len(enc), size)
+		// The replayed records are the input less the damaged stretches.
+		var kept []byte
+		pos := int64(0)
+		for _, d := range dmg {
+			if d.Offset < pos || d.Offset+d.Bytes > int64(len(data)) {
+				t.Fatalf("damage %+v out of order or bounds", d)
+			}
+			kept = append(kept, data[pos:d.Offset]...)
+			pos = d.Offset + d.Bytes
 		}
+		kept = append(kept, data[pos:]...)
+		good := encodeJournal(t, got)
+		if !bytes.Equal(good, kept) {
+			t.Fatalf("%d replayed records re-encode to %d bytes, the undamaged input is %d", len(got), len(good), len(kept))
+		}
+		size = int64(len(good))
 		// Record boundaries of the good prefix.
 		var ends []int64
 		var off int64

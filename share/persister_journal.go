@@ -1,6 +1,7 @@
 package share
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -42,8 +43,9 @@ type JournaledPersister struct {
 		sync.Mutex
 		j *Journal
 	}
-	valBuf []byte // under mu
-	keyBuf []byte // under mu
+	valBuf []byte       // under mu
+	keyBuf []byte       // under mu
+	lost   map[Key]bool // under mu: states lost to journal corruption (ErrStateLost)
 
 	// gsync group-commits the journal fsyncs of syncEvery: writers of
 	// different share-partitions append under mu one after the other,
@@ -67,7 +69,8 @@ func OpenJournaledPersister(db *pebble.DB, path string, syncEveryWrite bool, log
 	if err != nil {
 		return nil, err
 	}
-	b := db.NewBatch()
+	// Indexed, so that markLostStates sees the states replayed so far.
+	b := db.NewIndexedBatch()
 	var kbuf []byte
 	n, err := j.Replay(func(key Key, st *State) error {
 		var kerr error
@@ -77,7 +80,10 @@ func OpenJournaledPersister(db *pebble.DB, path string, syncEveryWrite bool, log
 		// Batch.Set copies key and value.
 		return b.Set(kbuf, EncodeState(nil, st), nil)
 	})
-	if err == nil && n > 0 {
+	if err == nil {
+		err = markLostStates(b, j.Damage(), logger)
+	}
+	if err == nil && (n > 0 || b.Count() > 0) {
 		err = b.Commit(pebble.Sync)
 	}
 	b.Close()
@@ -101,7 +107,121 @@ func OpenJournaledPersister(db *pebble.DB, path string, syncEveryWrite bool, log
 	p := &JournaledPersister{PebblePersister: NewPebblePersister(db), db: db, logger: logger,
 		syncEvery: syncEveryWrite, CheckpointBytes: DefaultCheckpointBytes}
 	p.mu.j = j
+	if p.lost, err = loadLostStates(db); err != nil {
+		j.Close()
+		return nil, err
+	}
+	for k := range p.lost {
+		logger.Error("share-partition state lost to journal corruption: refusing to load it until its offsets are reset (AlterShareGroupOffsets) or its group deleted",
+			"share_partition", k.String())
+	}
 	return p, nil
+}
+
+// ErrStateLost is Load's answer for a share-partition whose latest state
+// was in a corrupt journal record and which has no older state: starting
+// it afresh would apply share.auto.offset.reset (latest by default) and
+// silently skip every record it had not yet delivered.
+var ErrStateLost = errors.New("share: share-partition state lost to journal corruption")
+
+// lostPrefix keys the markers of lost share-partition states; outside the
+// "s/" range, so Keys and Groups never see them.
+const lostPrefix = "x/share-state-lost/"
+
+// markLostStates decides, for every damaged journal record whose key is
+// known and that no later record superseded, what the share-partition
+// restarts from: its last earlier state (checkpointed in pebble, or
+// replayed from before the damage), if there is one (records
+// acknowledged after it are delivered again: at-least-once, never lost),
+// else nothing, which is marked so that Load refuses it rather than
+// starting it at share.auto.offset.reset. b is the replay batch.
+func markLostStates(b *pebble.Batch, damage []JournalDamage, logger *slog.Logger) error {
+	for _, d := range damage {
+		if d.Torn || d.Superseded {
+			continue
+		}
+		if !d.KeyKnown {
+			logger.Error("share journal: a corrupt record's share-partition cannot be told; if it was the only state of a share-partition, that share-partition starts afresh",
+				"offset", d.Offset, "bytes", d.Bytes)
+			continue
+		}
+		k, err := AppendKey(nil, d.Key)
+		if err != nil {
+			continue
+		}
+		if v, closer, err := b.Get(k); err == nil {
+			var st State
+			derr := DecodeState(v, &st)
+			closer.Close()
+			if derr == nil {
+				logger.Error("share-partition restarts from an older state: its latest journaled state was corrupt; records acknowledged after it are delivered again",
+					"share_partition", d.Key.String(), "spso", st.StartOffset)
+				continue
+			}
+		} else if !errors.Is(err, pebble.ErrNotFound) {
+			return fmt.Errorf("read share state %s: %w", d.Key, err)
+		}
+		if err := b.Set(append([]byte(lostPrefix), k...), nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadLostStates(db *pebble.DB) (map[Key]bool, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(lostPrefix), UpperBound: []byte(lostPrefix + "\xff")})
+	if err != nil {
+		return nil, fmt.Errorf("list lost share states: %w", err)
+	}
+	defer it.Close()
+	lost := map[Key]bool{}
+	for it.First(); it.Valid(); it.Next() {
+		k, err := ParseKey(it.Key()[len(lostPrefix):])
+		if err != nil {
+			return nil, fmt.Errorf("lost share state marker %q: %w", it.Key(), err)
+		}
+		lost[k] = true
+	}
+	return lost, it.Error()
+}
+
+// Load refuses a share-partition whose state was lost (ErrStateLost).
+func (p *JournaledPersister) Load(key Key, st *State) (bool, error) {
+	p.mu.Lock()
+	lost := p.lost[key]
+	p.mu.Unlock()
+	if lost {
+		return false, fmt.Errorf("load share state %s: %w; reset its offsets (AlterShareGroupOffsets) or delete the group to start it again", key, ErrStateLost)
+	}
+	return p.PebblePersister.Load(key, st)
+}
+
+// ClearLost forgets that key's state was lost, so that it loads afresh:
+// an operator's offset reset (AlterShareGroupOffsets) is what such a
+// share-partition waits for.
+func (p *JournaledPersister) ClearLost(key Key) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clearLostLocked(func(k Key) bool { return k == key })
+}
+
+// clearLostLocked forgets the lost marks of the keys match selects: a
+// state written for them, or their deletion, is the operator's decision.
+func (p *JournaledPersister) clearLostLocked(match func(Key) bool) error {
+	for k := range p.lost {
+		if !match(k) {
+			continue
+		}
+		enc, err := AppendKey(nil, k)
+		if err != nil {
+			return err
+		}
+		if err := p.db.Delete(append([]byte(lostPrefix), enc...), pebble.Sync); err != nil {
+			return fmt.Errorf("clear lost share state %s: %w", k, err)
+		}
+		delete(p.lost, k)
+	}
+	return nil
 }
 
 // Write journals the state first when sync, then writes it to pebble
@@ -121,6 +241,11 @@ func (p *JournaledPersister) write(key Key, st *State, sync bool) (int64, error)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var err error
+	if p.lost[key] {
+		if err := p.clearLostLocked(func(k Key) bool { return k == key }); err != nil {
+			return 0, err
+		}
+	}
 	if p.keyBuf, err = AppendKey(p.keyBuf[:0], key); err != nil {
 		return 0, err
 	}
@@ -201,6 +326,9 @@ func (p *JournaledPersister) Delete(key Key) error {
 	if err := p.checkpointLocked(); err != nil {
 		return fmt.Errorf("delete share state %s: %w", key, err)
 	}
+	if err := p.clearLostLocked(func(k Key) bool { return k == key }); err != nil {
+		return err
+	}
 	return p.PebblePersister.Delete(key)
 }
 
@@ -210,6 +338,9 @@ func (p *JournaledPersister) DeleteGroup(group string) error {
 	defer p.mu.Unlock()
 	if err := p.checkpointLocked(); err != nil {
 		return fmt.Errorf("delete share state of group %s: %w", group, err)
+	}
+	if err := p.clearLostLocked(func(k Key) bool { return k.Group == group }); err != nil {
+		return err
 	}
 	return p.PebblePersister.DeleteGroup(group)
 }

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -419,5 +420,102 @@ func TestJournaledPersisterWriteThrough(t *testing.T) {
 		if got := r.load(jkey(int32(p))); !reflect.DeepEqual(got, want) {
 			t.Errorf("partition %d after crash = %+v", p, got)
 		}
+	}
+}
+
+// reopenAfterCrash closes everything without a checkpoint, forgets
+// pebble's unsynced writes, lets damage change the journal file, and
+// reopens.
+func (r *crashRig) reopenAfterCrash(damage func(b []byte)) {
+	r.t.Helper()
+	r.p.Close()
+	r.fs.SetIgnoreSyncs(true)
+	r.db.Close()
+	r.fs.ResetToSyncedState()
+	r.fs.SetIgnoreSyncs(false)
+	if damage != nil {
+		b, err := os.ReadFile(r.journal)
+		r.must(err)
+		damage(b)
+		r.must(os.WriteFile(r.journal, b, 0o644))
+	}
+	r.p, r.db = nil, nil
+	r.open()
+}
+
+// TestJournaledPersisterCorruptRecords: corrupt records in the middle of
+// the journal cost only themselves. A share-partition whose damaged
+// record a later one supersedes loses nothing; one with an older state
+// restarts from it; one whose only state was damaged is refused with
+// ErrStateLost, across restarts, instead of starting afresh at
+// share.auto.offset.reset=latest (which skipped every undelivered
+// record), until a new state is written for it. Before, the first bad
+// record ended the replay and every later one was dropped.
+func TestJournaledPersisterCorruptRecords(t *testing.T) {
+	r := newCrashRig(t)
+	r.must(r.p.Write(jkey(3), jstate(5), true))
+	r.must(r.p.Flush()) // k3's state 5 is checkpointed in pebble
+	var ends []int64
+	for _, w := range []struct {
+		p    int32
+		spso int64
+	}{{0, 10}, {0, 20}, {1, 30}, {2, 40}, {3, 50}, {2, 60}} {
+		r.must(r.p.Write(jkey(w.p), jstate(w.spso), true))
+		ends = append(ends, r.p.JournalSize())
+	}
+	// Damage the last byte (state, not key) of records 0, 2 and 4.
+	r.reopenAfterCrash(func(b []byte) {
+		for _, i := range []int{0, 2, 4} {
+			b[ends[i]-1] ^= 0xff
+		}
+	})
+	if got := r.load(jkey(0)); !reflect.DeepEqual(got, jstate(20)) {
+		t.Fatalf("k0, damaged then superseded: %+v, want state 20", got)
+	}
+	if got := r.load(jkey(2)); !reflect.DeepEqual(got, jstate(60)) {
+		t.Fatalf("k2, after the damage: %+v, want state 60", got)
+	}
+	if got := r.load(jkey(3)); !reflect.DeepEqual(got, jstate(5)) {
+		t.Fatalf("k3, latest damaged: %+v, want its checkpointed state 5", got)
+	}
+	var st State
+	if _, err := r.p.Load(jkey(1), &st); !errors.Is(err, ErrStateLost) {
+		t.Fatalf("k1, only state damaged: Load = %v, want ErrStateLost", err)
+	}
+	r.reopenAfterCrash(nil)
+	if _, err := r.p.Load(jkey(1), &st); !errors.Is(err, ErrStateLost) {
+		t.Fatalf("k1 after another restart: Load = %v, want ErrStateLost", err)
+	}
+	if got := r.load(jkey(2)); !reflect.DeepEqual(got, jstate(60)) {
+		t.Fatalf("k2 after another restart: %+v", got)
+	}
+	// An operator's reset writes a new state: the share-partition loads.
+	r.must(r.p.Write(jkey(1), jstate(70), true))
+	r.reopenAfterCrash(nil)
+	if got := r.load(jkey(1)); !reflect.DeepEqual(got, jstate(70)) {
+		t.Fatalf("k1 after a new state was written: %+v", got)
+	}
+	// Deleting the group clears a mark too.
+	r.must(r.p.Write(jkey(5), jstate(1), true))
+	size := r.p.JournalSize()
+	r.reopenAfterCrash(func(b []byte) { b[size-1] ^= 0xff })
+	if _, err := r.p.Load(jkey(5), &st); !errors.Is(err, ErrStateLost) {
+		t.Fatalf("k5, corrupt final record: Load = %v, want ErrStateLost", err)
+	}
+	r.must(r.p.DeleteGroup("g"))
+	if got := r.load(jkey(5)); got != nil {
+		t.Fatalf("k5 after DeleteGroup: %+v, want no state", got)
+	}
+	// ClearLost (AlterShareGroupOffsets' way in) clears a mark for good.
+	r.must(r.p.Write(jkey(6), jstate(1), true))
+	size = r.p.JournalSize()
+	r.reopenAfterCrash(func(b []byte) { b[size-1] ^= 0xff })
+	if _, err := r.p.Load(jkey(6), &st); !errors.Is(err, ErrStateLost) {
+		t.Fatalf("k6: Load = %v, want ErrStateLost", err)
+	}
+	r.must(r.p.ClearLost(jkey(6)))
+	r.reopenAfterCrash(nil)
+	if got := r.load(jkey(6)); got != nil {
+		t.Fatalf("k6 after ClearLost: %+v, want no state", got)
 	}
 }

@@ -37,6 +37,27 @@ type Option func(*config.Config)
 // WithConfig sets config fields directly.
 func WithConfig(f func(*config.Config)) Option { return Option(f) }
 
+// WithListener replaces the listener with one of the given name and
+// security protocol (SSL, SASL_PLAINTEXT, SASL_SSL), on a free port.
+func WithListener(name, protocol string) Option {
+	return func(c *config.Config) {
+		c.Listeners = []config.Listener{{Name: name, Host: "127.0.0.1", Port: 0, Protocol: protocol}}
+		if c.ListenerSecurityProtocolMap == nil {
+			c.ListenerSecurityProtocolMap = map[string]string{}
+			for _, p := range []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"} {
+				c.ListenerSecurityProtocolMap[p] = p
+			}
+		}
+		c.ListenerSecurityProtocolMap[name] = protocol
+	}
+}
+
+// WithSetting sets a key as a config file would (ssl.*, sasl.*,
+// listener.name.*, authorizer keys).
+func WithSetting(key, value string) Option {
+	return func(c *config.Config) { c.SetExplicit(key, value) }
+}
+
 // WithDir reuses a data directory (e.g. one a crashed subprocess wrote).
 func WithDir(dir string) Option { return func(c *config.Config) { c.LogDirs = dir } }
 
@@ -52,7 +73,7 @@ func NewWithOptions(t testing.TB, bopts broker.Options, opts ...Option) *Broker 
 	t.Helper()
 	cfg := config.New()
 	cfg.LogDirs = t.TempDir()
-	cfg.Listeners = []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0}}
+	cfg.Listeners = []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0, Protocol: "PLAINTEXT"}}
 	cfg.AdvertisedListeners = nil
 	for _, o := range opts {
 		o(cfg)
@@ -71,7 +92,8 @@ func (b *Broker) start() {
 	cfg := *b.Config
 	if b.port != 0 {
 		// A restart keeps the address so connected clients find it again.
-		cfg.Listeners = []config.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: b.port}}
+		l := b.Config.Listeners[0]
+		cfg.Listeners = []config.Listener{{Name: l.Name, Host: "127.0.0.1", Port: b.port, Protocol: l.Protocol}}
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{b.t, &b.logDone}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if os.Getenv("SHARQ_TEST_LOG") != "" {
