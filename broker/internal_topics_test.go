@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -163,4 +164,57 @@ func TestMinInsyncReplicasClusterDefault(t *testing.T) {
 	b.Restart()
 	rc, err = newAdmin(t, b).DescribeBrokerConfigs(ctx)
 	check(rc, err, "cluster default after restart")
+}
+
+// TestCompactionWarning: cleanup.policy=compact is accepted (stored and
+// described) but the CreateTopics and AlterConfigs answers say sharq does
+// not compact yet.
+func TestCompactionWarning(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	ctx := testCtx(t)
+	cl := newClient(t, b)
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	ct.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "compacted", 1, 1
+	rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "cleanup.policy", Value: kmsg.StringPtr("compact")}}
+	ct.Topics = append(ct.Topics, rt)
+	resp, err := ct.RequestWith(ctx, cl)
+	if err != nil || resp.Topics[0].ErrorCode != 0 || resp.Topics[0].ErrorMessage == nil ||
+		!strings.Contains(*resp.Topics[0].ErrorMessage, "does not compact") {
+		t.Fatalf("create: %v %+v", err, resp.Topics)
+	}
+	plain := kmsg.NewPtrCreateTopicsRequest()
+	plain.TimeoutMillis = 10000
+	pt := kmsg.NewCreateTopicsRequestTopic()
+	pt.Topic, pt.NumPartitions, pt.ReplicationFactor = "not-compacted", 1, 1
+	plain.Topics = append(plain.Topics, pt)
+	if resp, err := plain.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorMessage != nil {
+		t.Errorf("plain create carries a message: %v %+v", err, resp.Topics)
+	}
+	ia := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	ir := kmsg.NewIncrementalAlterConfigsRequestResource()
+	ir.ResourceType, ir.ResourceName = kmsg.ConfigResourceTypeTopic, "not-compacted"
+	ir.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "cleanup.policy", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("compact,delete")}}
+	ia.Resources = append(ia.Resources, ir)
+	iresp, err := ia.RequestWith(ctx, cl)
+	if err != nil || iresp.Resources[0].ErrorCode != 0 || iresp.Resources[0].ErrorMessage == nil ||
+		!strings.Contains(*iresp.Resources[0].ErrorMessage, "cleanup.policy=compact,delete") {
+		t.Fatalf("alter: %v %+v", err, iresp.Resources)
+	}
+	rc, err := newAdmin(t, b).DescribeTopicConfigs(ctx, "not-compacted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := rc.On("not-compacted", nil)
+	stored := ""
+	for _, c := range v.Configs {
+		if c.Key == "cleanup.policy" {
+			stored = c.MaybeValue()
+		}
+	}
+	if v.Err != nil || stored != "compact,delete" {
+		t.Errorf("cleanup.policy %q, want compact,delete stored (%v)", stored, v.Err)
+	}
 }
