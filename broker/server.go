@@ -75,6 +75,7 @@ type Server struct {
 	metrics   *metrics
 	reqBytes  *requestBytes  // queued.max.request.bytes: reqbytes.go
 	quotas    *quota.Manager // client quotas: quotas.go
+	dirLock   *dataDirLock   // held while the server owns log.dirs
 	admin     *http.Server   // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr string
 	ready     atomic.Bool // listeners accepting and metadata loaded
@@ -99,6 +100,23 @@ type Options struct {
 
 // New opens the node's stores under cfg.LogDirs. It does not listen yet.
 func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
+	if err := os.MkdirAll(cfg.LogDirs, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", cfg.LogDirs, err)
+	}
+	lock, err := lockDataDir(cfg.LogDirs)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newServer(cfg, logger)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	s.dirLock = lock
+	return s, nil
+}
+
+func newServer(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 	return NewWithOptions(cfg, logger, Options{})
 }
 
@@ -387,6 +405,7 @@ func (s *Server) closeStores() error {
 	if err := s.meta.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close metadata: %w", err))
 	}
+	s.dirLock.release()
 	return errors.Join(errs...)
 }
 
