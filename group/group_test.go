@@ -427,3 +427,43 @@ func TestConsumerRegexSkipsInternalTopics(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyGroupWithoutOffsetsRemoved: a classic group whose last member
+// left and that never committed (kafka-console-consumer's
+// console-consumer-N) is removed by the periodic cleanup, as on Kafka; one
+// with offsets stays until they expire.
+func TestEmptyGroupWithoutOffsetsRemoved(t *testing.T) {
+	c, clk := newTestCoordinator(t)
+	join := func(group string) string {
+		ch := make(chan JoinResult, 1)
+		req := joinReq("")
+		req.Group = group
+		c.joinGroup(req, ch)
+		id := (<-ch).MemberID
+		req.MemberID = id
+		c.joinGroup(req, ch)
+		clk.Advance(3 * time.Second)
+		if r := <-ch; r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		return id
+	}
+	id := join("console-consumer-1")
+	if _, err := c.LeaveGroup("console-consumer-1", []LeaveMember{{MemberID: id}}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Exists("console-consumer-1") {
+		t.Fatal("group gone before the cleanup ran")
+	}
+	if _, err := c.CommitOffsets(CommitRequest{Group: "committed", Generation: -1, Offsets: map[TopicPartition]Offset{{"t", 0}: {Offset: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(10 * time.Second)
+	c.ExpireOffsets()
+	if c.Exists("console-consumer-1") {
+		t.Error("empty group without offsets still listed after the cleanup")
+	}
+	if !c.Exists("committed") {
+		t.Error("empty group with offsets removed before they expired")
+	}
+}
