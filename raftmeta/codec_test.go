@@ -120,6 +120,8 @@ func FuzzImageDecode(f *testing.F) {
 	}
 	h.apply(&createTopicCmd{Name: "t2", ID: UUID{9}, Assignment: [][]int32{{1}}})
 	f.Add(encodeImage(h.f.image()))
+	h.apply(&alterConfigsCmd{Resource: resourceClientQuota, Entity: "client-id=app", Set: map[string]string{"producer_byte_rate": "1024"}})
+	f.Add(encodeImage(h.f.image())) // version 3: client quotas
 	f.Add([]byte("SQMI\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkImageBytes(t, data)
@@ -127,6 +129,9 @@ func FuzzImageDecode(f *testing.F) {
 		// reaches the field decoders instead of the CRC check.
 		framed := append([]byte(imageMagic+"\x01"), data...)
 		framed = binary.BigEndian.AppendUint32(framed, crc32.Checksum(data, crc32c))
+		checkImageBytes(t, framed)
+		framed[len(imageMagic)] = imageVersionV3
+		binary.BigEndian.PutUint32(framed[len(framed)-4:], crc32.Checksum(data, crc32c))
 		checkImageBytes(t, framed)
 	})
 }
