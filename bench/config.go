@@ -20,6 +20,7 @@ type config struct {
 	Command    string         // how the run was invoked, for the report
 	ModuleDir  string         // "" = found from the working directory
 	SharqBin   string         // a prebuilt sharq to measure instead of building ./cmd/sharq
+	BaseBin    string         // broker "sharq-base": another sharq binary to compare with, in the same run
 	Only       *regexp.Regexp // nil = every workload; else only matching ones, and no start-up series
 	// Compression is the franz-go producer rows' codec: "" keeps franz-go's
 	// default (snappy), else none, gzip, snappy, lz4 or zstd.
@@ -43,6 +44,9 @@ type config struct {
 	StoredBytes      int64 // 0: no "start with data stored" measurement
 	BigBytes         int64 // with Big: bytes stored for sharq's bounded-RSS check
 	BigMinFree       int64 // with Big: skip unless this much disk is free
+	// RestartPartitions: partition counts of the "restart with N
+	// partitions" rows (one record in each partition before the restart).
+	RestartPartitions []int
 
 	// WarmupRecords are produced and read back before the workloads, so
 	// that the JVM broker's JIT has compiled its hot paths; not measured.
@@ -61,7 +65,8 @@ func defaultConfig(quick bool) config {
 			ShareConsumers: []int{1, 3, 10}, SharePartitions: []int{2, 6},
 			ShareRecords: 3000, ShareSlowRecords: 300, ShareValueSize: 100,
 			StartupRuns: 5, KafkaStartupRuns: 2, WarmupRecords: 5000,
-			IdleSettle: 300 * time.Millisecond, Timeout: 3 * time.Minute,
+			RestartPartitions: []int{100, 1000},
+			IdleSettle:        300 * time.Millisecond, Timeout: 3 * time.Minute,
 		}
 	}
 	return config{
@@ -75,8 +80,15 @@ func defaultConfig(quick bool) config {
 		ShareRecords: 1000000, ShareSlowRecords: 5000, ShareValueSize: 100,
 		StartupRuns: 20, KafkaStartupRuns: 20, WarmupRecords: 200000,
 		StoredBytes: 1 << 30, BigBytes: 10 << 30, BigMinFree: 25 << 30,
-		IdleSettle: 2 * time.Second, Timeout: 10 * time.Minute,
+		RestartPartitions: []int{100, 1000, 10000},
+		IdleSettle:        2 * time.Second, Timeout: 10 * time.Minute,
 	}
+}
+
+// restartWanted: the "restart with N partitions" rows, in a full run or a
+// partial one whose pattern matches "restart with".
+func (c config) restartWanted() bool {
+	return c.Only == nil || c.Only.MatchString("restart with")
 }
 
 // startupWanted: a full run measures start-up; a partial one (-only) only

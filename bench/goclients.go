@@ -143,11 +143,70 @@ func goProduce(ctx context.Context, addr, topic string, n, size int, opts ...kgo
 	}, nil
 }
 
+// goTxnProduce writes n records of size bytes with a transactional
+// producer, perTxn records per transaction (round robin over the
+// partitions), committing each; P50/P99 are the commit (EndTransaction)
+// latencies in ms, the throughput counts from the first record to the last
+// commit.
+func goTxnProduce(ctx context.Context, addr, topic string, n, size, perTxn int) (produceResult, error) {
+	pl, err := payload(size)
+	if err != nil {
+		return produceResult{}, err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+		kgo.TransactionalID(fmt.Sprintf("bench-txn-%d", time.Now().UnixNano())),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		return produceResult{}, fmt.Errorf("transactional producer client: %w", err)
+	}
+	defer cl.Close()
+	var commits []float64
+	var firstErr atomic.Pointer[error]
+	start := time.Now()
+	for done := 0; done < n; done += perTxn {
+		if err := cl.BeginTransaction(); err != nil {
+			return produceResult{}, fmt.Errorf("begin transaction: %w", err)
+		}
+		for i := 0; i < perTxn; i++ {
+			off := ((done + i) * 61) % 4096
+			cl.Produce(ctx, &kgo.Record{Value: pl[off : off+size]}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+				}
+			})
+		}
+		if err := cl.Flush(ctx); err != nil {
+			return produceResult{}, fmt.Errorf("flush transaction: %w", err)
+		}
+		if p := firstErr.Load(); p != nil {
+			return produceResult{}, fmt.Errorf("produce to %s: %w", topic, *p)
+		}
+		t0 := time.Now()
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			return produceResult{}, fmt.Errorf("commit transaction: %w", err)
+		}
+		commits = append(commits, float64(time.Since(t0))/float64(time.Millisecond))
+	}
+	secs := time.Since(start).Seconds()
+	var sum float64
+	for _, c := range commits {
+		sum += c
+	}
+	slices.Sort(commits)
+	return produceResult{
+		RecordsPerSec: float64(n) / secs,
+		MBPerSec:      float64(n) * float64(size) / (1 << 20) / secs,
+		P50:           percentile(commits, 50),
+		P99:           percentile(commits, 99),
+		Avg:           sum / float64(len(commits)),
+	}, nil
+}
+
 // goConsume reads n records of topic from its start without a group
 // (partitions assigned directly), timed from client creation.
-func goConsume(ctx context.Context, addr, topic string, n int) (recPerSec, mbPerSec float64, err error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+func goConsume(ctx context.Context, addr, topic string, n int, opts ...kgo.Opt) (recPerSec, mbPerSec float64, err error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
 		return 0, 0, fmt.Errorf("consumer client: %w", err)
 	}
@@ -248,6 +307,22 @@ func goShareConsume(ctx context.Context, addr, topic, group string, consumers, n
 // values are stored, for the start-up and memory with data stored.
 // Uncompressed: the values are windows of one random buffer, which snappy
 // (franz-go's default) would shrink to a fraction on disk.
+// produceEachPartition writes one 100 B record to each of the topic's
+// partitions.
+func produceEachPartition(ctx context.Context, addr, topic string, parts int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		return fmt.Errorf("producer client: %w", err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, parts)
+	for i := range recs {
+		recs[i] = &kgo.Record{Partition: int32(i), Value: make([]byte, 100)}
+	}
+	return cl.ProduceSync(ctx, recs...).FirstErr()
+}
+
 func fillBytes(ctx context.Context, addr, topic string, total int64, size int) error {
 	n := int(total / int64(size))
 	_, err := goProduce(ctx, addr, topic, n, size, kgo.ProducerBatchCompression(kgo.NoCompression()))

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,10 +35,12 @@ func main() {
 	big := flag.Bool("big", false, "also measure sharq's RSS with 10 GB stored (full mode; needs 25 GB free)")
 	workdir := flag.String("workdir", "", "scratch directory for data dirs and binaries (default: a temp dir, removed after)")
 	sharqBin := flag.String("sharq-bin", "", "measure this sharq binary instead of a release build of ./cmd/sharq")
+	baseBin := flag.String("base-bin", "", "broker \"sharq-base\" (name it in -brokers): this sharq binary, e.g. built from main, measured in the same interleaved runs as sharq, with a sharq/sharq-base ratio column")
 	verbose := flag.Bool("v", false, "debug logging")
 	only := flag.String("only", "", "run only the workloads whose name matches this regexp, and no start-up or memory series unless it matches \"start-up\" (for iterating, not for a report)")
 	compression := flag.String("compression", "", "codec of the franz-go producer rows: none, gzip, snappy, lz4 or zstd (default: franz-go's, snappy)")
 	shareRecords := flag.Int("share-records", 0, "records each accept-all share-group run consumes (default 1000000, quick 3000)")
+	restartParts := flag.String("restart-partitions", "", "partition counts of the \"restart with N partitions\" rows, comma-separated (default 100,1000,10000; quick 100,1000)")
 	flag.Parse()
 
 	if *quick {
@@ -51,6 +54,17 @@ func main() {
 		cfg.Runs = *runs
 	}
 	cfg.Brokers = splitList(*brokers)
+	if *restartParts != "" {
+		cfg.RestartPartitions = nil
+		for _, f := range splitList(*restartParts) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n <= 0 {
+				fmt.Fprintf(os.Stderr, "bench: -restart-partitions: %q is not a partition count\n", f)
+				os.Exit(2)
+			}
+			cfg.RestartPartitions = append(cfg.RestartPartitions, n)
+		}
+	}
 	switch *clients {
 	case "all":
 		cfg.JVMClients = true
@@ -70,6 +84,7 @@ func main() {
 	}
 	cfg.WorkDir = *workdir
 	cfg.SharqBin = *sharqBin
+	cfg.BaseBin = *baseBin
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

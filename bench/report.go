@@ -60,6 +60,7 @@ func writeReport(dir string, meta reportMeta, r *results) (report, error) {
 
 	hasKafka := contains(r.brokers, "kafka")
 	hasKfake := contains(r.brokers, "kfake")
+	hasBase := contains(r.brokers, "sharq-base")
 	for _, sec := range sectionOrder {
 		defs := r.section(sec)
 		if len(defs) == 0 {
@@ -75,6 +76,9 @@ func writeReport(dir string, meta reportMeta, r *results) (report, error) {
 		if hasKfake {
 			b.WriteString(" sharq/kfake |")
 		}
+		if hasBase {
+			b.WriteString(" sharq/sharq-base |")
+		}
 		b.WriteString("\n|---|---|")
 		for range r.brokers {
 			b.WriteString("---|")
@@ -83,6 +87,9 @@ func writeReport(dir string, meta reportMeta, r *results) (report, error) {
 			b.WriteString("---|")
 		}
 		if hasKfake {
+			b.WriteString("---|")
+		}
+		if hasBase {
 			b.WriteString("---|")
 		}
 		b.WriteString("\n")
@@ -101,6 +108,9 @@ func writeReport(dir string, meta reportMeta, r *results) (report, error) {
 			}
 			if hasKfake {
 				fmt.Fprintf(&b, " %s |", fmtRatio(r.ratio(d.Name, "sharq", "kfake")))
+			}
+			if hasBase {
+				fmt.Fprintf(&b, " %s |", fmtRatio(r.ratio(d.Name, "sharq", "sharq-base")))
 			}
 			b.WriteString("\n")
 			png := filepath.Join(chartDir, slug(d.Name)+".png")

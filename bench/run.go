@@ -75,12 +75,20 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 			} else {
 				active = append(active, newKfake(bin))
 			}
+		case "sharq-base":
+			if cfg.BaseBin == "" {
+				return report{}, nil, fmt.Errorf("broker sharq-base needs -base-bin")
+			}
+			b := newSharq(cfg.BaseBin).(*goBroker)
+			b.nm = "sharq-base"
+			active = append(active, b)
+			notes = append(notes, "sharq-base: binary "+cfg.BaseBin+" (-base-bin).")
 		case "kafka":
 			if java != nil {
 				active = append(active, &kafkaBroker{j: java})
 			}
 		default:
-			return report{}, nil, fmt.Errorf("unknown broker %q (want sharq, kafka, kfake)", name)
+			return report{}, nil, fmt.Errorf("unknown broker %q (want sharq, sharq-base, kafka, kfake)", name)
 		}
 	}
 	clientJava := java
@@ -197,6 +205,16 @@ func session(ctx context.Context, cfg config, b broker, java *interop.Java, ws [
 		runWorkload(ctx, e, apis, w, res)
 	}
 	stopBroker(p, log)
+	if cfg.restartWanted() {
+		for _, parts := range cfg.RestartPartitions {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := partitionsSeries(ctx, cfg, b, filepath.Join(dir, fmt.Sprintf("parts%d", parts)), parts, res, log); err != nil {
+				log.Error("restart with partitions", "broker", name, "partitions", parts, "err", err)
+			}
+		}
+	}
 	if !cfg.startupWanted() {
 		return nil
 	}
@@ -360,6 +378,78 @@ func storedSeries(ctx context.Context, cfg config, b broker, dir string, n int, 
 		return err
 	}
 	res.add(rssDef, name, rss)
+	return nil
+}
+
+// partitionsSeries creates a topic of parts partitions with one record in
+// each, then restarts the broker on it: median time to the first answered
+// ApiVersions over the start-up runs, and, after one more start and the
+// idle settle, the open file descriptors and RSS.
+func partitionsSeries(ctx context.Context, cfg config, b broker, dir string, parts int, res *results, log *slog.Logger) error {
+	name := b.name()
+	label := fmt.Sprintf("restart with %d partitions", parts)
+	rows := []metricDef{
+		{secStartup, label + ": time to ready", "ms", false},
+		{secStartup, label + ": open file descriptors", "fds", false},
+		{secMemory, "idle RSS after " + label, "MiB", false},
+	}
+	fail := func(err error) error {
+		for _, d := range rows {
+			res.na(d, name, "error: "+firstLine(err.Error()))
+		}
+		return err
+	}
+	defer os.RemoveAll(dir)
+	nd, err := b.prepare(ctx, dir)
+	if err != nil {
+		return fail(err)
+	}
+	p, _, err := startAndWait(ctx, nd)
+	if err != nil {
+		return fail(err)
+	}
+	err = interop.WaitReady(ctx, p, 2*time.Minute)
+	if err == nil {
+		err = createTopic(ctx, p.Bootstrap, "parts", int32(parts))
+	}
+	if err == nil {
+		err = produceEachPartition(ctx, p.Bootstrap, "parts", parts)
+	}
+	stopBroker(p, log)
+	if err != nil {
+		return fail(err)
+	}
+	n := cfg.StartupRuns
+	if name == "kafka" {
+		n = cfg.KafkaStartupRuns
+	}
+	ms, err := startupSeries(ctx, b, dir, n, log, nd)
+	if err != nil {
+		return fail(err)
+	}
+	p, _, err = startAndWait(ctx, nd)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopBroker(p, log)
+	if err := interop.WaitReady(ctx, p, 2*time.Minute); err != nil {
+		return fail(err)
+	}
+	if err := sleepCtx(ctx, cfg.IdleSettle); err != nil {
+		return fail(err)
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.Pid()))
+	if err != nil {
+		return fail(err)
+	}
+	rss, err := statusKB(p.Pid(), "VmRSS")
+	if err != nil {
+		return fail(err)
+	}
+	log.Info(label, "broker", name, "ready_ms", ms, "fds", len(fds), "rss_mib", float64(rss)/1024)
+	res.add(rows[0], name, ms)
+	res.add(rows[1], name, float64(len(fds)))
+	res.add(rows[2], name, float64(rss)/1024)
 	return nil
 }
 

@@ -81,6 +81,7 @@ const (
 	keyHeartbeat           = 12
 	keySyncGroup           = 14
 	keyInitProducerID      = 22
+	keyEndTxn              = 26
 	keyShareGroupHeartbeat = 76
 	keyShareFetch          = 78
 	keyShareAcknowledge    = 79
@@ -91,7 +92,11 @@ var (
 	needsFetch    = []int16{keyFetch, keyListOffsets, keyMetadata}
 	needsGroupCon = []int16{keyFetch, keyListOffsets, keyFindCoordinator, keyJoinGroup, keySyncGroup, keyHeartbeat, keyOffsetFetch, keyOffsetCommit}
 	needsShare    = []int16{keyShareFetch, keyShareAcknowledge, keyShareGroupHeartbeat, keyFindCoordinator}
+	needsTxn      = []int16{keyProduce, keyMetadata, keyInitProducerID, keyFindCoordinator, keyEndTxn}
 )
+
+// txnRecords is the size of a transaction in the transactional workloads.
+const txnRecords = 1000
 
 func sizeLabel(size int) string {
 	if size%1024 == 0 {
@@ -153,6 +158,52 @@ func buildWorkloads(cfg config) []workload {
 				}
 				e.filled[topic] = true
 				return []float64{p.RecordsPerSec, p.P50, p.P99}, nil
+			},
+		})
+	}
+	for _, size := range cfg.ValueSizes {
+		if size != 100 {
+			continue
+		}
+		n := max(cfg.ProduceRecords[size]/txnRecords, 1) * txnRecords
+		lbl := sizeLabel(size)
+		topic := fmt.Sprintf("go-txn-%d", size)
+		name := "franz-go transactional producer " + lbl + ", 1,000-record transactions"
+		ws = append(ws, workload{
+			name: name, needs: needsTxn,
+			metrics: []metricDef{
+				{secProduce, name + ": throughput", "records/s", true},
+				{secProduce, name + ": commit p50 latency", "ms", false},
+				{secProduce, name + ": commit p99 latency", "ms", false},
+			},
+			run: func(ctx context.Context, e *env) ([]float64, error) {
+				if err := e.ensureTopic(ctx, topic, 3); err != nil {
+					return nil, err
+				}
+				p, err := goTxnProduce(ctx, e.addr, topic, n, size, txnRecords)
+				if err != nil {
+					return nil, err
+				}
+				e.filled[topic] = true
+				return []float64{p.RecordsPerSec, p.P50, p.P99}, nil
+			},
+		})
+		cname := "franz-go read_committed consumer " + lbl + " (transactional topic)"
+		ws = append(ws, workload{
+			name: cname, needs: needsFetch,
+			metrics: []metricDef{
+				{secFetch, cname + ": throughput", "records/s", true},
+				{secFetch, cname + ": bandwidth", "MB/s", true},
+			},
+			run: func(ctx context.Context, e *env) ([]float64, error) {
+				if !e.filled[topic] {
+					return nil, errNotFilled
+				}
+				r, mb, err := goConsume(ctx, e.addr, topic, n, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+				if err != nil {
+					return nil, err
+				}
+				return []float64{r, mb}, nil
 			},
 		})
 	}

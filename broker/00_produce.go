@@ -17,20 +17,27 @@ package broker
 //   gaps with OUT_OF_ORDER_SEQUENCE_NUMBER, stale epochs with
 //   INVALID_PRODUCER_EPOCH (per-partition producer state in the log).
 // * Appends wake Fetch long-polls parked on the partition.
-// * Transactions are not supported yet: a transactional produce is refused.
+// * Transactional batches need the request's TransactionalId (else
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED). v12+ (transaction version 2)
+//   adds the partitions to the producer's transaction implicitly; before
+//   v12, with transaction.partition.verification.enable, the partitions
+//   must already be in it. Coordinator errors: PRODUCER_FENCED is answered
+//   INVALID_PRODUCER_EPOCH and TRANSACTION_ABORTABLE INVALID_TXN_STATE
+//   below v11, as Kafka's AddPartitionsToTxnManager does.
 //
 // Version notes:
 // * v8: per-record errors and error message; v13: topics by id (KIP-516).
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
+	"sharq/log/recordbatch"
 	"sharq/raftmeta"
+	"sharq/txn"
 )
 
 func init() { regKey(0, 0, 13, handleProduce) }
@@ -40,6 +47,7 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	img := r.s.meta.Image()
 	badAcks := req.Acks != -1 && req.Acks != 0 && req.Acks != 1
+	txnCodes := r.produceTxnCheck(req, img, badAcks)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -68,9 +76,6 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				sp.ErrorCode = errInvalidRequiredAcks
 			case req.TransactionID != nil && !r.authorize(resTransactionalID, *req.TransactionID, opWrite):
 				sp.ErrorCode = errTransactionalIDAuthFailed
-			case req.TransactionID != nil:
-				sp.ErrorCode = errTransactionalIDAuthFailed
-				r.setProduceMessage(&sp, "sharq does not support transactions yet")
 			case topic == nil && r.version >= 13:
 				sp.ErrorCode = errUnknownTopicID
 			case !allowed:
@@ -80,6 +85,8 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				r.setProduceMessage(&sp, "Cannot append to internal topic "+topic.Name)
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
+			case txnCodes != nil && txnCodes[txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition}] != 0:
+				sp.ErrorCode = txnCodes[txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition}]
 			default:
 				r.appendPartition(p, topic, rp.Records, &sp)
 			}
@@ -131,16 +138,100 @@ func (r *request) setProduceMessage(sp *kmsg.ProduceResponseTopicPartition, msg 
 // checkSingleBatch enforces Kafka's rule that a v3+ produce carries exactly
 // one v2 record batch per partition.
 func checkSingleBatch(records []byte, version int16) string {
-	const headerLen = 61
-	if len(records) < headerLen {
+	if len(records) < recordbatch.HeaderSize {
 		return fmt.Sprintf("Produce requests with version %d must have exactly one record batch per partition (found a truncated or empty one of %d bytes).", version, len(records))
 	}
-	batchLen := int64(int32(binary.BigEndian.Uint32(records[8:])))
-	if batchLen+12 != int64(len(records)) {
+	h := recordbatch.Parse(records)
+	if int64(h.Size) != int64(len(records)) {
 		return fmt.Sprintf("Produce requests with version %d are only allowed to contain exactly one record batch.", version)
 	}
-	if magic := records[16]; magic != 2 {
+	if h.Magic != recordbatch.MagicV2 {
 		return fmt.Sprintf("Produce requests with version %d are only allowed to contain record batches with magic version 2.", version)
 	}
 	return ""
+}
+
+// produceTxnCheck adds (v12+) or verifies the transactional partitions of a
+// produce in the coordinator, once for the whole request. It returns the
+// error code per partition that must not be appended, nil if none.
+func (r *request) produceTxnCheck(req *kmsg.ProduceRequest, img *raftmeta.Image, badAcks bool) map[txn.TopicPartition]int16 {
+	if badAcks || req.TransactionID != nil && !r.authorize(resTransactionalID, *req.TransactionID, opWrite) {
+		return nil // answered per partition by handleProduce
+	}
+	var tps []txn.TopicPartition
+	var codes map[txn.TopicPartition]int16
+	pid, epoch := int64(-1), int16(-1)
+	for _, rt := range req.Topics {
+		var topic *raftmeta.Topic
+		if r.version >= 13 {
+			topic = img.TopicsByID[raftmeta.UUID(rt.TopicID)]
+		} else {
+			topic = img.Topics[rt.Topic]
+		}
+		if topic == nil || !r.authorize(resTopic, topic.Name, opWrite) {
+			continue
+		}
+		for _, rp := range rt.Partitions {
+			b := rp.Records
+			if len(b) < recordbatch.HeaderSize {
+				continue // too short for a batch (refused on append)
+			}
+			h := recordbatch.Parse(b)
+			if h.Magic != recordbatch.MagicV2 || !h.Transactional() {
+				continue // not a transactional v2 batch (checked on append)
+			}
+			tp := txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition}
+			if req.TransactionID == nil {
+				if codes == nil {
+					codes = map[txn.TopicPartition]int16{}
+				}
+				codes[tp] = errTransactionalIDAuthFailed
+				continue
+			}
+			pid, epoch = h.ProducerID, h.ProducerEpoch
+			tps = append(tps, tp)
+		}
+	}
+	if len(tps) == 0 {
+		return codes
+	}
+	if codes == nil {
+		codes = map[txn.TopicPartition]int16{}
+	}
+	// Produce runs before the coordinators have loaded; a transactional
+	// one waits for them (milliseconds at start-up).
+	if err := r.s.awaitCoordinators(r.ctx); err != nil {
+		for _, tp := range tps {
+			codes[tp] = kerr.CoordinatorNotAvailable.Code
+		}
+		return codes
+	}
+	tc := r.s.coord.txn
+	var perr map[txn.TopicPartition]error
+	var err error
+	switch {
+	case r.version >= 12:
+		perr, err = tc.AddPartitions(*req.TransactionID, pid, epoch, tps, true)
+	case r.s.effectiveConfig().TransactionPartitionVerificationEnable:
+		perr, err = tc.VerifyPartitions(*req.TransactionID, pid, epoch, tps)
+	default:
+		return codes
+	}
+	for _, tp := range tps {
+		e := err
+		if e == nil {
+			e = perr[tp]
+		}
+		code := txnErrorCode(r, e, 0)
+		switch {
+		case code == kerr.ProducerFenced.Code:
+			code = kerr.InvalidProducerEpoch.Code
+		case code == kerr.TransactionAbortable.Code && r.version <= 10:
+			code = kerr.InvalidTxnState.Code
+		}
+		if code != 0 {
+			codes[tp] = code
+		}
+	}
+	return codes
 }

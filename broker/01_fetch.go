@@ -19,8 +19,11 @@ package broker
 // * CurrentLeaderEpoch newer than ours: UNKNOWN_LEADER_EPOCH; older:
 //   FENCED_LEADER_EPOCH. LastFetchedEpoch (v12+) that diverged from the log
 //   answers DivergingEpoch.
-// * No transactions yet, so the last stable offset is the high watermark and
-//   read_committed reads the same data as read_uncommitted.
+// * LastStableOffset is the partition's last stable offset (the first
+//   offset of its oldest open transaction, else the high watermark).
+//   read_committed (IsolationLevel 1) reads only below it and gets the
+//   aborted transactions of the data returned (from the .txnindex), so the
+//   client drops their records; read_uncommitted gets none (null).
 //
 // Version notes:
 // * v7: sessions; v11: rack / preferred read replica (always -1 here);
@@ -59,6 +62,7 @@ type fetchItem struct {
 	start, end int // slice of the read buffer
 	diverging  *kmsg.FetchResponseTopicPartitionDivergingEpoch
 	leaderHint kmsg.FetchResponseTopicPartitionCurrentLeader
+	aborted    []log.AbortedTxn // read_committed: of the data read
 }
 
 func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
@@ -219,27 +223,26 @@ func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			rp.DivergingEpoch = *it.diverging
 		}
 		// Kafka never writes a null records field (librdkafka refuses one:
-		// "invalid MessageSetSize -1"), and answers read_committed with an
-		// aborted-transactions list, empty when there are none, but
-		// read_uncommitted with null.
+		// "invalid MessageSetSize -1"); read_committed gets an
+		// aborted-transactions list (empty when none), read_uncommitted null.
 		rp.RecordBatches = emptyRecords
 		if it.end > it.start {
 			rp.RecordBatches = buf[it.start:it.end]
 		}
 		if req.IsolationLevel == 1 {
-			rp.AbortedTransactions = noAbortedTxns
+			rp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(it.aborted))
+			for k, a := range it.aborted {
+				rp.AbortedTransactions[k] = kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
+			}
 		}
 		cur.Partitions = append(cur.Partitions, rp)
 	}
 	return resp, nil
 }
 
-// emptyRecords and noAbortedTxns are zero-length and not nil, which kmsg
-// encodes as empty rather than null; they are shared and never appended to.
-var (
-	emptyRecords  = []byte{}
-	noAbortedTxns = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-)
+// emptyRecords is zero-length and not nil, which kmsg encodes as empty
+// rather than null; shared and never appended to.
+var emptyRecords = []byte{}
 
 func nextFetchEpoch(e int32) int32 {
 	if e == 1<<31-1 {
@@ -253,6 +256,7 @@ func nextFetchEpoch(e int32) int32 {
 func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.FetchRequest, buf []byte) ([]byte, int, bool) {
 	total := 0
 	anyError := false
+	committed := req.IsolationLevel == 1
 	// fetch.max.bytes caps what the client asks for, as in Kafka.
 	maxBytes := int(req.MaxBytes)
 	if limit := int(r.s.effectiveConfig().FetchMaxBytes); maxBytes <= 0 || maxBytes > limit {
@@ -260,7 +264,7 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 	}
 	for i := range items {
 		it := &items[i]
-		it.errorCode, it.start, it.end, it.diverging = 0, len(buf), len(buf), nil
+		it.errorCode, it.start, it.end, it.diverging, it.aborted = 0, len(buf), len(buf), nil, it.aborted[:0]
 		it.hw, it.lso, it.logStart = -1, -1, -1
 		it.leaderHint = kmsg.FetchResponseTopicPartitionCurrentLeader{LeaderID: -1, LeaderEpoch: -1}
 		var topic *raftmeta.Topic
@@ -295,7 +299,7 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 		it.p = r.s.partitionFor(topic.Name, it.key.part)
 		if it.p == nil {
 			it.errorCode = errUnknownTopicOrPartition
-			if int(it.key.part) < len(topic.Partitions) {
+			if it.key.part >= 0 && int(it.key.part) < len(topic.Partitions) {
 				it.errorCode = errNotLeaderOrFollower
 			}
 			anyError = true
@@ -309,7 +313,7 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			continue
 		}
 		it.hw = l.HighWatermark()
-		it.lso = it.hw
+		it.lso = l.LastStableOffset()
 		it.logStart = l.LogStartOffset()
 		if e := it.cp.currentLeaderEpoch; e >= 0 && e != meta.LeaderEpoch {
 			it.errorCode = kerr.FencedLeaderEpoch.Code
@@ -338,7 +342,15 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			continue
 		}
 		before := len(buf)
-		out, err := l.Read(it.cp.fetchOffset, int32(max(limit, 1)), buf)
+		var out []byte
+		if committed {
+			out, err = l.ReadCommitted(it.cp.fetchOffset, int32(max(limit, 1)), buf)
+		} else {
+			out, err = l.Read(it.cp.fetchOffset, int32(max(limit, 1)), buf)
+		}
+		if committed && err == nil && len(out) > before && (total == 0 || len(out)-before <= limit) {
+			it.aborted = l.AbortedTransactions(it.cp.fetchOffset, log.NextOffsetAfter(out[before:]), it.aborted)
+		}
 		it.p.release()
 		if err != nil {
 			if errors.Is(err, log.ErrOffsetOutOfRange) {

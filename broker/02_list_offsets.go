@@ -4,12 +4,13 @@ package broker
 //
 // Behavior:
 // * Timestamp -2 = earliest (log start offset), -1 = latest (high
-//   watermark; the last stable offset for read_committed, equal here as
-//   there are no transactions yet), -3 = the record with the largest
+//   watermark; the last stable offset for read_committed, IsolationLevel
+//   1), -3 = the record with the largest
 //   timestamp (v7+), -4 = earliest local (= earliest, no tiered storage),
 //   -5 = latest tiered and -6 = earliest pending upload (no tiered storage:
 //   offset -1). Any other value: the first offset whose timestamp is >= it,
-//   or offset -1 when there is none.
+//   or offset -1 when there is none; as in Kafka, a timestamp lookup (and -3)
+//   finds only offsets below the latest offset of the isolation level.
 // * CurrentLeaderEpoch (v4+) is checked like Fetch.
 // * A partition named twice in one request: INVALID_REQUEST for both.
 
@@ -81,7 +82,7 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 					break
 				}
 				sp.LeaderEpoch = meta.LeaderEpoch
-				listOffset(l, rp.Timestamp, &sp)
+				listOffset(l, rp.Timestamp, req.IsolationLevel, &sp)
 				p.release()
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -92,10 +93,20 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 }
 
 // listOffset answers one partition of ListOffsets from its pinned log.
-func listOffset(l *log.Log, timestamp int64, sp *kmsg.ListOffsetsResponseTopicPartition) {
+func listOffset(l *log.Log, timestamp int64, isolation int8, sp *kmsg.ListOffsetsResponseTopicPartition) {
+	fetchable := l.HighWatermark()
+	if isolation == 1 {
+		fetchable = l.LastStableOffset()
+	}
+	// As Kafka: a lookup finds only offsets below the isolation level's end.
+	hide := func() {
+		if sp.Offset >= fetchable {
+			sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
+		}
+	}
 	switch timestamp {
 	case listOffsetsLatest:
-		sp.Offset = l.HighWatermark()
+		sp.Offset = fetchable
 	case listOffsetsEarliest, listOffsetsEarliestLocal:
 		sp.Offset = l.LogStartOffset()
 	case listOffsetsMaxTimestamp:
@@ -108,6 +119,7 @@ func listOffset(l *log.Log, timestamp int64, sp *kmsg.ListOffsetsResponseTopicPa
 		if sp.Offset < 0 {
 			sp.LeaderEpoch = -1
 		}
+		hide()
 	case listOffsetsLatestTiered, listOffsetsEarliestPendUpload:
 		sp.LeaderEpoch = -1
 	default:
@@ -120,5 +132,6 @@ func listOffset(l *log.Log, timestamp int64, sp *kmsg.ListOffsetsResponseTopicPa
 		if off < 0 {
 			sp.LeaderEpoch = -1
 		}
+		hide()
 	}
 }

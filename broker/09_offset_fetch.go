@@ -9,8 +9,10 @@ package broker
 // * v8+: several groups in one request, an error code per group. v9+: a
 //   member of a consumer group sends its member id and epoch
 //   (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH).
-// * RequireStable (v7+) is always satisfied: sharq has no pending
-//   transactional offsets.
+// * RequireStable (v7+): a partition with offsets staged by an open
+//   transaction (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT with
+//   offset -1, and the client retries; without it the last committed
+//   offset is returned.
 //
 // Version notes:
 // * v0 is gone in Kafka 4 (KIP-896); v2: top-level error code, null topics
@@ -61,6 +63,9 @@ func handleOffsetFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
 		}
 		out, code := r.fetchGroupOffsets(req.Group, "", -1, topics, req.Topics == nil && r.version >= 2)
+		if req.RequireStable {
+			r.markUnstable(req.Group, out)
+		}
 		resp.ErrorCode = code
 		for _, t := range out {
 			rt := kmsg.NewOffsetFetchResponseTopic()
@@ -86,6 +91,9 @@ func handleOffsetFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		}
 		epoch := g.MemberEpoch
 		out, code := r.fetchGroupOffsets(g.Group, strOr(g.MemberID), epoch, topics, g.Topics == nil)
+		if req.RequireStable {
+			r.markUnstable(g.Group, out)
+		}
 		rg := kmsg.NewOffsetFetchResponseGroup()
 		rg.Group, rg.ErrorCode = g.Group, code
 		for _, t := range out {
@@ -103,6 +111,28 @@ func handleOffsetFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp, nil
+}
+
+// markUnstable answers UNSTABLE_OFFSET_COMMIT for the partitions with
+// offsets staged by an open transaction.
+func (r *request) markUnstable(groupID string, out []fetchedTopic) {
+	pending := r.s.coord.groups.PendingTxnPartitions(groupID)
+	if len(pending) == 0 {
+		return
+	}
+	img := r.s.meta.Image()
+	for i := range out {
+		name := out[i].name
+		if name == "" {
+			name = topicNameByID(img, out[i].id)
+		}
+		for j := range out[i].partitions {
+			fp := &out[i].partitions[j]
+			if pending[group.TopicPartition{Topic: name, Partition: fp.partition}] {
+				fp.offset, fp.leaderEpoch, fp.metadata, fp.errCode = -1, -1, "", kerr.UnstableOffsetCommit.Code
+			}
+		}
+	}
 }
 
 // fetchGroupOffsets answers one group. A group-level error comes back as

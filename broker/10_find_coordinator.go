@@ -4,10 +4,8 @@ package broker
 //
 // Behavior:
 // * GROUP keys (type 0): this node, which coordinates every group.
-// * TRANSACTION keys (type 1): TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the
-//   answer a transactional client treats as fatal, because sharq has no
-//   transaction coordinator (COORDINATOR_NOT_AVAILABLE would make clients
-//   retry forever).
+// * TRANSACTION keys (type 1): this node, which coordinates every
+//   transactional id (txn).
 // * SHARE keys (type 2) are broker-internal in Kafka (share state
 //   coordinator): INVALID_REQUEST.
 // * An empty key: INVALID_REQUEST.
@@ -42,9 +40,9 @@ func handleFindCoordinator(r *request, kreq kmsg.Request) (kmsg.Response, error)
 		case req.CoordinatorType == 1 && key != "" && !r.authorize(resTransactionalID, key, opDescribe):
 			c.ErrorCode = errTransactionalIDAuthFailed
 			return c
-		case req.CoordinatorType == 1:
-			return fail(errTransactionalIDAuthFailed, "sharq has no transaction coordinator: transactional producers are not supported.")
-		case req.CoordinatorType != 0:
+		case req.CoordinatorType == 1 && key == "":
+			return fail(errInvalidRequest, "Transactional id can't be empty.")
+		case req.CoordinatorType != 0 && req.CoordinatorType != 1:
 			return fail(errInvalidRequest, "Unsupported key type "+itoa(int32(req.CoordinatorType))+".")
 		case key == "":
 			return fail(errInvalidRequest, "Group id can't be empty.")

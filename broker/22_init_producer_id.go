@@ -3,19 +3,24 @@ package broker
 // InitProducerId: v0-5
 //
 // Behavior:
-// * Idempotent producers (no transactional id) always get a fresh producer
-//   id with epoch 0, as Kafka hands out: ids come from blocks allocated
-//   through the metadata store, so an id is never reused, even across
-//   restarts.
-// * Transactional ids are refused: sharq has no transaction coordinator yet.
+// * Idempotent producers (no transactional id) get a fresh producer id with
+//   epoch 0 from the id allocator (blocks reserved through the metadata
+//   store, so an id is never reused, even across restarts).
+// * Transactional ids go to the transaction coordinator (txn): a new id gets
+//   a producer id, a known one an epoch bump that fences older producers;
+//   an open transaction is aborted first. Empty id: INVALID_REQUEST; a
+//   timeout above transaction.max.timeout.ms: INVALID_TRANSACTION_TIMEOUT.
+// * ACLs: WRITE on the transactional id (else
+//   TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer needs
+//   IDEMPOTENT_WRITE on the cluster or WRITE on some topic.
+// * v3+: ProducerId/ProducerEpoch (KIP-360) name the producer's current
+//   identity; only one of them set is INVALID_REQUEST.
 
 import (
-	"context"
-	"sync"
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/txn"
 )
 
 func init() { regKey(22, 0, 5, handleInitProducerID) }
@@ -24,50 +29,56 @@ func handleInitProducerID(r *request, kreq kmsg.Request) (kmsg.Response, error) 
 	req := kreq.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
-	if req.TransactionalID != nil {
+	if req.TransactionalID == nil {
+		// An idempotent producer needs IDEMPOTENT_WRITE on the cluster or
+		// WRITE on some topic (Kafka's authorizeByResourceType).
+		if !r.authorizeCluster(opIdempotentWrite) && !r.authorizeAnyOfType(resTopic, opWrite) {
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return resp, nil
+		}
+		id, err := r.s.producerIDs.Next(r.ctx)
+		if err != nil {
+			r.s.logger.Warn("allocate producer id", "err", err)
+			resp.ErrorCode, _ = metaErrorCode(err)
+			return resp, nil
+		}
+		resp.ProducerID, resp.ProducerEpoch = id, 0
+		return resp, nil
+	}
+	if !r.authorize(resTransactionalID, *req.TransactionalID, opWrite) {
 		resp.ErrorCode = errTransactionalIDAuthFailed
 		return resp, nil
 	}
-	// An idempotent producer needs IDEMPOTENT_WRITE on the cluster or
-	// WRITE on some topic (Kafka's authorizeByResourceType).
-	if !r.authorizeCluster(opIdempotentWrite) && !r.authorizeAnyOfType(resTopic, opWrite) {
-		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	var expected *txn.ProducerIDAndEpoch
+	switch {
+	case req.ProducerID == -1 && req.ProducerEpoch == -1:
+	case req.ProducerID == -1 || req.ProducerEpoch == -1:
+		resp.ErrorCode = errInvalidRequest
 		return resp, nil
+	default:
+		expected = &txn.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}
 	}
-	id, err := r.s.producerIDs.next(r.ctx)
+	pe, err := r.s.coord.txn.InitProducerID(r.ctx, *req.TransactionalID, req.TransactionTimeoutMillis, expected)
 	if err != nil {
-		r.s.logger.Warn("allocate producer id", "err", err)
-		resp.ErrorCode, _ = metaErrorCode(err)
+		resp.ErrorCode = txnErrorCode(r, err, 4)
 		return resp, nil
 	}
-	resp.ProducerID, resp.ProducerEpoch = id, 0
+	resp.ProducerID, resp.ProducerEpoch = pe.ProducerID, pe.Epoch
 	return resp, nil
 }
 
-// producerIDBlockSize is how many ids one metadata entry reserves.
-const producerIDBlockSize = 1000
-
-// producerIDAllocator hands out producer ids from reserved blocks.
-type producerIDAllocator struct {
-	s        *Server
-	mu       sync.Mutex
-	next_    int64
-	blockEnd int64
-}
-
-func (a *producerIDAllocator) next(ctx context.Context) (int64, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.next_ >= a.blockEnd {
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		first, err := a.s.meta.AllocateProducerIDs(ctx, producerIDBlockSize)
-		if err != nil {
-			return -1, err
-		}
-		a.next_, a.blockEnd = first, first+producerIDBlockSize
+// txnErrorCode maps a coordinator error; store failures are logged and
+// answered COORDINATOR_NOT_AVAILABLE, which clients retry. PRODUCER_FENCED
+// is INVALID_PRODUCER_EPOCH below fencedSince, the version from which the
+// API knows it (KIP-588), as Kafka maps it.
+func txnErrorCode(r *request, err error, fencedSince int16) int16 {
+	code := txn.ErrorCode(err)
+	switch {
+	case code == -1:
+		r.s.logger.Warn("transaction coordinator", "err", err)
+		return kerr.CoordinatorNotAvailable.Code
+	case code == kerr.ProducerFenced.Code && r.version < fencedSince:
+		return kerr.InvalidProducerEpoch.Code
 	}
-	id := a.next_
-	a.next_++
-	return id, nil
+	return code
 }

@@ -8,7 +8,9 @@ package broker
 //   (KIP-966) are empty lists: with one replica per partition there are
 //   none. kafka-topics --describe uses this API in Kafka 4.x.
 // * At most ResponsePartitionLimit partitions are returned (default 2000);
-//   NextCursor says where to continue, Cursor where to start.
+//   NextCursor says where to continue, Cursor where to start. A cursor
+//   with a negative partition, or naming a topic the request does not
+//   list, is INVALID_REQUEST on every listed topic (as Kafka).
 // * Unknown topics: UNKNOWN_TOPIC_OR_PARTITION.
 
 import (
@@ -40,6 +42,30 @@ func handleDescribeTopicPartitions(r *request, kreq kmsg.Request) (kmsg.Response
 	limit := int(req.ResponsePartitionLimit)
 	if limit <= 0 {
 		limit = 2000
+	}
+	if c := req.Cursor; c != nil {
+		// Kafka refuses a negative cursor partition, and a cursor topic that
+		// is not among the topics asked for, with INVALID_REQUEST on every
+		// topic asked for.
+		invalid := c.Partition < 0
+		if len(req.Topics) > 0 && !invalid {
+			invalid = true
+			for _, t := range req.Topics {
+				if t.Topic == c.Topic {
+					invalid = false
+				}
+			}
+		}
+		if invalid {
+			for _, t := range req.Topics {
+				rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+				n := t.Topic
+				rt.Topic, rt.ErrorCode = &n, errInvalidRequest
+				rt.AuthorizedOperations = authorizedOperationsNotRequested
+				resp.Topics = append(resp.Topics, rt)
+			}
+			return resp, nil
+		}
 	}
 	startPartition := int32(0)
 	if req.Cursor != nil {

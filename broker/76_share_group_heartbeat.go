@@ -45,16 +45,11 @@ func handleShareGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, er
 		}
 		return share.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}, true
 	}
-	settings := r.s.shareSettings(req.GroupID)
-	st := r.s.share
-	st.mu.Lock()
-	hb, err := st.coord.Heartbeat(time.Now(), share.HeartbeatRequest{
+	hb, err := r.s.share.Heartbeat(share.HeartbeatRequest{
 		GroupID: req.GroupID, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch,
 		RackID: req.RackID, Subscribed: req.SubscribedTopicNames,
 		ClientID: r.clientID, ClientHost: r.c.clientHost(),
-	}, settings.groupConfig(), lookup, r.s.isOtherGroupType(req.GroupID))
-	st.armExpiryLocked()
-	st.mu.Unlock()
+	}, lookup, r.s.isOtherGroupType(req.GroupID))
 	if err != nil {
 		resp.ErrorCode = share.GroupErrorCode(err)
 		msg := err.Error()
@@ -83,32 +78,4 @@ func handleShareGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, er
 		resp.Assignment = a
 	}
 	return resp, nil
-}
-
-// armExpiryLocked keeps the member session timer set for the earliest
-// session deadline. Called with st.mu held.
-func (st *shareState) armExpiryLocked() {
-	next, ok := st.coord.NextSessionDeadline()
-	if !ok {
-		if st.expiry != nil {
-			st.expiry.Stop()
-		}
-		return
-	}
-	d := time.Until(next)
-	if st.expiry == nil {
-		st.expiry = time.AfterFunc(d, st.expireSessions)
-		return
-	}
-	st.expiry.Reset(d)
-}
-
-func (st *shareState) expireSessions() {
-	st.mu.Lock()
-	gone := st.coord.ExpireSessions(time.Now())
-	st.armExpiryLocked()
-	st.mu.Unlock()
-	for _, gm := range gone {
-		st.s.logger.Info("share group member session expired", "group", gm[0], "member", gm[1])
-	}
 }

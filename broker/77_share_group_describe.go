@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sharq/raftmeta"
 	"sharq/share"
 )
 
@@ -24,7 +25,6 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 	req := kreq.(*kmsg.ShareGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
 	img := r.s.meta.Image()
-	st := r.s.share
 	for _, id := range req.GroupIDs {
 		g := kmsg.NewShareGroupDescribeResponseGroup()
 		g.GroupID = id
@@ -39,10 +39,14 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		st.mu.Lock()
-		grp := st.coord.Group(id)
-		if grp == nil {
-			st.mu.Unlock()
+		var found bool
+		r.s.share.WithCoordinator(func(c *share.Coordinator) {
+			grp := c.Group(id)
+			if found = grp != nil; found {
+				describeShareGroup(&g, grp, img, req.IncludeAuthorizedOperations)
+			}
+		})
+		if !found {
 			g.ErrorCode = share.GroupErrorCode(share.ErrGroupIDNotFound)
 			msg := fmt.Sprintf("Group %s not found.", id)
 			if r.s.isOtherGroupType(id) {
@@ -53,36 +57,9 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		g.GroupState = grp.State()
-		g.GroupEpoch = grp.Epoch
-		g.AssignmentEpoch = grp.AssignmentEpoch
-		g.Assignor = "simple"
 		if req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = r.authorizedOperations(resGroup, id, groupAllOperations)
 		}
-		ids := make([]string, 0, len(grp.Members))
-		for mid := range grp.Members {
-			ids = append(ids, mid)
-		}
-		sort.Strings(ids)
-		for _, mid := range ids {
-			m := grp.Members[mid]
-			gm := kmsg.NewShareGroupDescribeResponseGroupMember()
-			gm.MemberID, gm.RackID, gm.MemberEpoch = m.ID, m.RackID, m.Epoch
-			gm.ClientID, gm.ClientHost = m.ClientID, m.ClientHost
-			gm.SubscribedTopicNames = append([]string{}, m.Subscribed...)
-			for _, tid := range sortedShareTopics(m.Assignment) {
-				tp := kmsg.NewShareGroupDescribeResponseGroupMemberAssignmentTopicPartition()
-				tp.TopicID = tid
-				if t := resolveTopic(img, tid); t != nil {
-					tp.Topic = t.Name
-				}
-				tp.Partitions = append([]int32{}, m.Assignment[tid]...)
-				gm.Assignment.TopicPartitions = append(gm.Assignment.TopicPartitions, tp)
-			}
-			g.Members = append(g.Members, gm)
-		}
-		st.mu.Unlock()
 		for _, m := range g.Members {
 			for _, tp := range m.Assignment.TopicPartitions {
 				if g.ErrorCode == 0 && !r.authorize(resTopic, tp.Topic, opDescribe) {
@@ -96,6 +73,39 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil
+}
+
+// describeShareGroup fills g from grp; called with the coordinator locked.
+func describeShareGroup(g *kmsg.ShareGroupDescribeResponseGroup, grp *share.Group, img *raftmeta.Image, includeOps bool) {
+	g.GroupState = grp.State()
+	g.GroupEpoch = grp.Epoch
+	g.AssignmentEpoch = grp.AssignmentEpoch
+	g.Assignor = "simple"
+	if includeOps {
+		g.AuthorizedOperations = groupAllOperations
+	}
+	ids := make([]string, 0, len(grp.Members))
+	for mid := range grp.Members {
+		ids = append(ids, mid)
+	}
+	sort.Strings(ids)
+	for _, mid := range ids {
+		m := grp.Members[mid]
+		gm := kmsg.NewShareGroupDescribeResponseGroupMember()
+		gm.MemberID, gm.RackID, gm.MemberEpoch = m.ID, m.RackID, m.Epoch
+		gm.ClientID, gm.ClientHost = m.ClientID, m.ClientHost
+		gm.SubscribedTopicNames = append([]string{}, m.Subscribed...)
+		for _, tid := range sortedShareTopics(m.Assignment) {
+			tp := kmsg.NewShareGroupDescribeResponseGroupMemberAssignmentTopicPartition()
+			tp.TopicID = tid
+			if t := resolveTopic(img, tid); t != nil {
+				tp.Topic = t.Name
+			}
+			tp.Partitions = append([]int32{}, m.Assignment[tid]...)
+			gm.Assignment.TopicPartitions = append(gm.Assignment.TopicPartitions, tp)
+		}
+		g.Members = append(g.Members, gm)
+	}
 }
 
 // sortedShareTopics orders an assignment's topics for stable output.

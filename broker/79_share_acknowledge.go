@@ -23,8 +23,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"sharq/share"
 )
 
 func init() { regKey(79, 1, 2, handleShareAcknowledge) }
@@ -32,70 +30,57 @@ func init() { regKey(79, 1, 2, handleShareAcknowledge) }
 func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ShareAcknowledgeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
-	top := func(code int16) (kmsg.Response, error) {
-		resp.ErrorCode = code
+	if !r.s.shareGroupsEnabled() {
+		resp.ErrorCode = errUnsupportedVersion
 		return resp, nil
 	}
-	if !r.s.shareGroupsEnabled() {
-		return top(errUnsupportedVersion)
-	}
 	if !validShareIDs(req.GroupID, req.MemberID) {
-		return top(errInvalidRequest)
+		resp.ErrorCode = errInvalidRequest
+		return resp, nil
 	}
 	if !r.authorize(resGroup, *req.GroupID, opRead) {
-		return top(kerr.GroupAuthorizationFailed.Code)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
 	}
-	readable := r.shareTopicReader()
-	group, member := *req.GroupID, *req.MemberID
-	resp.AcquisitionLockTimeoutMillis = int32(r.s.shareSettings(group).lockDuration / time.Millisecond)
-	st := r.s.share
-	skey := shareSessionKey{group, member}
-	st.mu.Lock()
-	sess := st.sessions[skey]
-	switch {
-	case req.ShareSessionEpoch == shareEpochOpen:
-		st.mu.Unlock()
-		return top(kerr.InvalidShareSessionEpoch.Code)
-	case sess == nil:
-		st.mu.Unlock()
-		return top(kerr.ShareSessionNotFound.Code)
-	case req.ShareSessionEpoch != shareEpochClose && req.ShareSessionEpoch != sess.epoch:
-		st.mu.Unlock()
-		return top(kerr.InvalidShareSessionEpoch.Code)
+	sc := r.c.shareScratch()
+	in := sc.Reset()
+	in.Group, in.Member, in.Conn = *req.GroupID, *req.MemberID, r.c
+	if r.s.authz != nil {
+		in.Readable = r.shareTopicReader()
 	}
-	closing := req.ShareSessionEpoch == shareEpochClose
-	var held []sharePartKey
-	if closing {
-		delete(st.sessions, skey)
-		held = append(held, sess.parts...)
-	} else {
-		sess.epoch = nextShareEpoch(sess.epoch)
+	in.Epoch, in.RenewOnly = req.ShareSessionEpoch, req.IsRenewAck
+	for ti := range req.Topics {
+		t := &req.Topics[ti]
+		for pi := range t.Partitions {
+			p := &t.Partitions[pi]
+			sc.AddPartition(t.TopicID, p.Partition)
+			for _, b := range p.AcknowledgementBatches {
+				sc.AddAck(b.FirstOffset, b.LastOffset, b.AcknowledgeTypes)
+			}
+		}
 	}
-	st.mu.Unlock()
-
+	res := r.s.share.Acknowledge(&sc.Scratch)
+	resp.AcquisitionLockTimeoutMillis = int32(res.LockDuration / time.Millisecond)
+	if res.ErrorCode != 0 {
+		resp.ErrorCode = res.ErrorCode
+		return resp, nil
+	}
+	// Every partition of the request is answered, under its topic as the
+	// request grouped them.
+	i := 0
 	for _, t := range req.Topics {
 		rt := kmsg.NewShareAcknowledgeResponseTopic()
 		rt.TopicID = t.TopicID
-		for _, p := range t.Partitions {
-			k := sharePartKey{group: group, topicID: t.TopicID, partition: p.Partition}
-			var batches []share.AckBatch
-			for _, b := range p.AcknowledgementBatches {
-				batches = append(batches, share.AckBatch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, Types: ackTypes(b.AcknowledgeTypes)})
-			}
+		for range t.Partitions {
+			pr := &res.Partitions[i]
+			i++
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
-			rp.Partition = p.Partition
+			rp.Partition = pr.Partition
+			rp.ErrorCode = pr.Code
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
-			if !readable(t.TopicID) {
-				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			} else if len(batches) > 0 {
-				rp.ErrorCode = r.s.shareAcknowledge(member, k, batches, req.IsRenewAck)
-			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
-	}
-	if closing {
-		st.releaseMember(member, held)
 	}
 	return resp, nil
 }

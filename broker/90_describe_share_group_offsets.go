@@ -46,7 +46,7 @@ func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Respon
 		}
 		var wants []want
 		if rg.Topics == nil {
-			keys, err := r.s.share.persister.Keys(rg.GroupID, nil)
+			keys, err := r.s.share.StoredKeys(rg.GroupID)
 			if err != nil {
 				g.ErrorCode = errKafkaStorage
 				resp.Groups = append(resp.Groups, g)
@@ -82,11 +82,13 @@ func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Respon
 				rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 				rp.Partition = part
 				rp.StartOffset, rp.LeaderEpoch, rp.Lag = -1, 0, -1
+				// A partition the topic does not have (negative included)
+				// has no state: Kafka answers it as such, not as an error.
 				if !r.authorize(resTopic, w.topic, opDescribe) {
 					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				} else if t != nil && int(part) < len(t.Partitions) {
+				} else if t != nil && part >= 0 && int(part) < len(t.Partitions) {
 					rp.LeaderEpoch = t.Partitions[part].LeaderEpoch
-					spso, lag, ok := r.s.shareOffsets(sharePartKey{group: rg.GroupID, topicID: t.ID, partition: part})
+					spso, lag, ok := r.s.share.Offsets(share.Key{Group: rg.GroupID, TopicID: t.ID, Partition: part})
 					if ok {
 						rp.StartOffset, rp.Lag = spso, lag
 					}
@@ -98,43 +100,4 @@ func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Respon
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil
-}
-
-// shareOffsets reports a share-partition's SPSO and lag, from memory when
-// it is loaded, else from its persisted state.
-func (s *Server) shareOffsets(k sharePartKey) (spso, lag int64, ok bool) {
-	st := s.share
-	st.mu.Lock()
-	p := st.parts[k]
-	st.mu.Unlock()
-	var sp *share.SharePartition
-	if p != nil {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		sp = p.sp
-	} else {
-		var saved share.State
-		found, err := st.persister.Load(k.persistKey(), &saved)
-		if err != nil || !found {
-			return -1, -1, false
-		}
-		restored, err := share.Restore(share.Config{}, &saved)
-		if err != nil {
-			return -1, -1, false
-		}
-		sp = restored
-	}
-	if !sp.Initialised() {
-		return -1, -1, false
-	}
-	lag = -1
-	img := s.meta.Image()
-	if t := img.TopicsByID[k.topicID]; t != nil {
-		if pt := s.partitionFor(t.Name, k.partition); pt != nil {
-			if st, ok := pt.stats(); ok {
-				lag = sp.Lag(st.HighWatermark)
-			}
-		}
-	}
-	return sp.StartOffset(), lag, true
 }

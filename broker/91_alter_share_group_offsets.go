@@ -10,7 +10,6 @@ package broker
 //   outside [log start, high watermark]: OFFSET_OUT_OF_RANGE.
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,18 +32,12 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
-	st := r.s.share
-	st.mu.Lock()
-	g := st.coord.Group(req.GroupID)
-	if g != nil && len(g.Members) > 0 {
-		st.mu.Unlock()
-		resp.ErrorCode = share.GroupErrorCode(share.ErrNonEmptyGroup)
+	if err := r.s.share.PrepareReset(req.GroupID); err != nil {
+		resp.ErrorCode = share.GroupErrorCode(err)
 		msg := fmt.Sprintf("Share group %s is not empty.", req.GroupID)
 		resp.ErrorMessage = &msg
 		return resp, nil
 	}
-	st.coord.EnsureGroup(req.GroupID)
-	st.mu.Unlock()
 	img := r.s.meta.Image()
 	for _, t := range req.Topics {
 		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
@@ -83,44 +76,10 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			rp.ErrorCode = st.resetOffset(sharePartKey{group: req.GroupID, topicID: topic.ID, partition: p.Partition}, p.StartOffset)
+			rp.ErrorCode = r.s.share.ResetOffset(share.Key{Group: req.GroupID, TopicID: topic.ID, Partition: p.Partition}, p.StartOffset)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
-}
-
-// resetOffset moves a share-partition's start offset, durably.
-func (st *shareState) resetOffset(k sharePartKey, offset int64) int16 {
-	p, err := st.part(k)
-	if errors.Is(err, share.ErrStateLost) {
-		// A share-partition whose state was lost to journal corruption is
-		// refused until an operator resets it, which is this.
-		if c, ok := st.persister.(interface{ ClearLost(share.Key) error }); ok {
-			if err = c.ClearLost(k.persistKey()); err == nil {
-				p, err = st.part(k)
-			}
-		}
-	}
-	if err != nil {
-		st.s.logger.Error("share-partition", "err", err)
-		return errKafkaStorage
-	}
-	p.mu.Lock()
-	var eff share.Effects
-	if p.sp.Initialised() {
-		eff = p.sp.Reset(offset)
-	} else {
-		eff = p.sp.Initialise(offset, 0)
-	}
-	eff.Durable = true
-	w := p.stageLocked(eff)
-	st.afterLocked(p, eff)
-	p.mu.Unlock()
-	if err := st.commit(p, w); err != nil {
-		st.s.logger.Error("persist share offset reset", "err", err)
-		return errKafkaStorage
-	}
-	return 0
 }

@@ -10,6 +10,7 @@ package broker
 //   the next fetch.
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,28 +33,20 @@ func handleDeleteShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response
 		return resp, nil
 	}
 	st := r.s.share
-	keys, err := st.persister.Keys(req.GroupID, nil)
+	keys, err := st.StoredKeys(req.GroupID)
 	if err != nil {
 		resp.ErrorCode = errKafkaStorage
 		return resp, nil
 	}
-	st.mu.Lock()
-	g := st.coord.Group(req.GroupID)
-	switch {
-	case g == nil && len(keys) == 0:
-		st.mu.Unlock()
-		resp.ErrorCode = share.GroupErrorCode(share.ErrGroupIDNotFound)
+	if err := st.PrepareDelete(req.GroupID, len(keys)); err != nil {
+		resp.ErrorCode = share.GroupErrorCode(err)
 		msg := fmt.Sprintf("Group %s not found.", req.GroupID)
-		resp.ErrorMessage = &msg
-		return resp, nil
-	case g != nil && len(g.Members) > 0:
-		st.mu.Unlock()
-		resp.ErrorCode = share.GroupErrorCode(share.ErrNonEmptyGroup)
-		msg := fmt.Sprintf("Share group %s is not empty.", req.GroupID)
+		if errors.Is(err, share.ErrNonEmptyGroup) {
+			msg = fmt.Sprintf("Share group %s is not empty.", req.GroupID)
+		}
 		resp.ErrorMessage = &msg
 		return resp, nil
 	}
-	st.mu.Unlock()
 	img := r.s.meta.Image()
 	for _, t := range req.Topics {
 		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
@@ -73,8 +66,7 @@ func handleDeleteShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response
 				if k.TopicID != [16]byte(topic.ID) {
 					continue
 				}
-				pk := sharePartKey{group: req.GroupID, topicID: topic.ID, partition: k.Partition}
-				if code := st.deleteState(pk); code != 0 {
+				if code := st.DeleteState(k); code != 0 {
 					rt.ErrorCode = code
 				}
 				deleted++
@@ -88,24 +80,4 @@ func handleDeleteShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
-}
-
-// deleteState forgets a share-partition: memory and persisted state.
-func (st *shareState) deleteState(k sharePartKey) int16 {
-	st.mu.Lock()
-	p := st.parts[k]
-	delete(st.parts, k)
-	st.mu.Unlock()
-	if p != nil {
-		p.mu.Lock()
-		if p.timer != nil {
-			p.timer.Stop()
-		}
-		p.mu.Unlock()
-	}
-	if err := st.persister.Delete(k.persistKey()); err != nil {
-		st.s.logger.Error("delete share-partition state", "err", err)
-		return errKafkaStorage
-	}
-	return 0
 }

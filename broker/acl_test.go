@@ -2,6 +2,8 @@ package broker_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509/pkix"
 	"errors"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"sharq/broker/brokertest"
+	"sharq/broker/security/sectest"
 )
 
 // aclBroker is a SASL_PLAINTEXT broker with StandardAuthorizer, admin as
@@ -58,6 +61,7 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 	br := cl.Broker(1)
 	sp := kmsg.StringPtr
 	taf, gaf, caf := kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code
+	tiaf := kerr.TransactionalIDAuthorizationFailed.Code
 	cases := []apiCase{
 		{"Produce", func() kmsg.Request {
 			r := kmsg.NewPtrProduceRequest()
@@ -259,6 +263,8 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 			r.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
 			return r
 		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.OffsetDeleteResponse).ErrorCode} }, gaf},
+		{"DescribeClientQuotas", func() kmsg.Request { return kmsg.NewPtrDescribeClientQuotasRequest() },
+			func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeClientQuotasResponse).ErrorCode} }, caf},
 		{"SaslAuthenticate", func() kmsg.Request { return kmsg.NewPtrSASLAuthenticateRequest() },
 			func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.SASLAuthenticateResponse).ErrorCode} }, kerr.IllegalSaslState.Code},
 		{"DescribeUserSCRAMCredentials", func() kmsg.Request { return kmsg.NewPtrDescribeUserSCRAMCredentialsRequest() },
@@ -344,6 +350,57 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 			r.GroupID = "sg"
 			return r
 		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DeleteShareGroupOffsetsResponse).ErrorCode} }, gaf},
+		// Transactions: alice may not use the transactional id "tx".
+		{"AddPartitionsToTxn", func() kmsg.Request {
+			// negotiated to v5, the broker-to-coordinator form
+			r := kmsg.NewPtrAddPartitionsToTxnRequest()
+			r.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{{TransactionalID: "tx"}}
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.AddPartitionsToTxnResponse).ErrorCode} }, caf},
+		{"AddOffsetsToTxn", func() kmsg.Request {
+			r := kmsg.NewPtrAddOffsetsToTxnRequest()
+			r.TransactionalID, r.Group = "tx", "g"
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode} }, tiaf},
+		{"EndTxn", func() kmsg.Request {
+			r := kmsg.NewPtrEndTxnRequest()
+			r.TransactionalID = "tx"
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.EndTxnResponse).ErrorCode} }, tiaf},
+		{"WriteTxnMarkers", func() kmsg.Request {
+			r := kmsg.NewPtrWriteTxnMarkersRequest()
+			r.Markers = []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: 1, Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "t", Partitions: []int32{0}}}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode}
+		}, caf},
+		{"TxnOffsetCommit", func() kmsg.Request {
+			r := kmsg.NewPtrTxnOffsetCommitRequest()
+			r.TransactionalID, r.Group, r.Generation = "tx", "g", -1
+			r.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0}}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode}
+		}, taf},
+		{"DescribeProducers", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeProducersRequest()
+			r.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode}
+		}, taf},
+		{"DescribeTransactions", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeTransactionsRequest()
+			r.TransactionalIDs = []string{"tx"}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode}
+		}, tiaf},
+		{"ListTransactions", func() kmsg.Request { return kmsg.NewPtrListTransactionsRequest() },
+			func(r kmsg.Response) []int16 {
+				l := r.(*kmsg.ListTransactionsResponse)
+				return []int16{l.ErrorCode, int16(len(l.TransactionStates))}
+			}, 0},
 	}
 	covered := map[int16]bool{}
 	for _, tc := range cases {
@@ -541,4 +598,40 @@ func TestACLsWithoutAuthorizer(t *testing.T) {
 	if err != nil || !errors.Is(res[0].Err, kerr.SecurityDisabled) || res[0].ErrMessage != "No Authorizer is configured." {
 		t.Fatalf("%v %+v", err, res)
 	}
+}
+
+// TestMutualTLSPrincipal: the principal of an SSL connection is the client
+// certificate's DN mapped by ssl.principal.mapping.rules, and ACLs and
+// super.users apply to it.
+func TestMutualTLSPrincipal(t *testing.T) {
+	ca := sectest.NewCA(t)
+	srv := ca.Issue(t, pkix.Name{CommonName: "localhost"})
+	adminCert := ca.Issue(t, pkix.Name{CommonName: "Admin", Organization: []string{"Org"}})
+	aliceCert := ca.Issue(t, pkix.Name{CommonName: "Alice", Organization: []string{"Org"}})
+	b := brokertest.New(t, brokertest.WithListener("SSL", "SSL"),
+		brokertest.WithSetting("ssl.keystore.type", "PEM"),
+		brokertest.WithSetting("ssl.keystore.certificate.chain", srv.CertPEM),
+		brokertest.WithSetting("ssl.keystore.key", srv.KeyPEM),
+		brokertest.WithSetting("ssl.truststore.type", "PEM"),
+		brokertest.WithSetting("ssl.truststore.certificates", ca.PEM),
+		brokertest.WithSetting("ssl.client.auth", "required"),
+		brokertest.WithSetting("ssl.principal.mapping.rules", "RULE:^CN=(.*?),O=Org$/$1/L,DEFAULT"),
+		brokertest.WithSetting("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"),
+		brokertest.WithSetting("super.users", "User:admin"))
+	tlsFor := func(c *sectest.Pair) kgo.Opt {
+		return kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "localhost", Certificates: []tls.Certificate{c.TLS()}})
+	}
+	admin := newClient(t, b, tlsFor(adminCert))
+	adm := kadm.NewClient(admin)
+	mustCreateTopic(t, adm, "m", 1, nil)
+	alice := newClient(t, b, tlsFor(aliceCert), kgo.RecordRetries(0))
+	if err := alice.ProduceSync(testCtx(t), &kgo.Record{Topic: "m", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice without ACLs: %v", err)
+	}
+	res, err := adm.CreateACLs(testCtx(t), kadm.NewACLs().Topics("m").Allow("User:alice").Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral))
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("create acl: %v %+v", err, res)
+	}
+	alice2 := newClient(t, b, tlsFor(aliceCert))
+	produceSync(t, alice2, &kgo.Record{Topic: "m", Value: []byte("x")})
 }

@@ -71,6 +71,7 @@ func buildListenerSecurity(cfg *config.Config) ([]listenerSecurity, error) {
 // goroutine touches it.
 type connAuth struct {
 	principal     string // "User:ANONYMOUS" until known
+	host          string // the client's IP, as ACL bindings name hosts
 	sasl          bool   // the listener requires SASL
 	authenticated bool
 	mechanism     string          // chosen in SaslHandshake
@@ -91,6 +92,7 @@ func (c *conn) sec() *listenerSecurity { return &c.s.security[c.listener] }
 func (c *conn) startSecurity() bool {
 	ls := c.sec()
 	c.auth.principal = "User:ANONYMOUS"
+	c.auth.host = c.remoteHost()
 	c.auth.sasl = ls.cfg.SASL()
 	tc, ok := c.nc.(*tls.Conn)
 	if !ok {

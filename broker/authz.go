@@ -43,10 +43,13 @@ func (r *request) Principal() string {
 }
 
 func (r *request) host() string {
-	if r.c == nil || r.c.nc == nil {
+	if r.c == nil {
 		return ""
 	}
-	return r.c.remoteHost()
+	if r.c.auth.host == "" && r.c.nc != nil {
+		r.c.auth.host = r.c.remoteHost()
+	}
+	return r.c.auth.host
 }
 
 // authorize reports whether the request's principal may do op on the

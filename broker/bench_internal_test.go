@@ -18,7 +18,7 @@ import (
 // Benchmarks of one request through the broker (decode, handle, encode,
 // write) without a client: allocs/op here are allocations per request.
 
-func benchServer(b *testing.B) (*Server, *conn) {
+func benchServer(b testing.TB) (*Server, *conn) {
 	cfg := config.New()
 	cfg.LogDirs = b.TempDir()
 	s, err := New(cfg, nil)
@@ -102,12 +102,17 @@ func BenchmarkHandleFetch(b *testing.B) {
 	s, c := benchServer(b)
 	p := s.partitionFor("bench", 0)
 	batch := benchBatch(10, 100)
+	l, err := p.acquire()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for i := 0; i < 1000; i++ {
 		cp := append([]byte(nil), batch...)
-		if _, err := p.log().Append(cp, 0); err != nil {
+		if _, err := l.Append(cp, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
+	p.release()
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = 12
 	req.ReplicaID = -1

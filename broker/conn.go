@@ -36,6 +36,14 @@ type conn struct {
 	// fetchBuf holds record bytes read for the current Fetch; it is reused
 	// because the response is written before the next request is handled.
 	fetchBuf []byte
+	// share is the reused memory of ShareFetch and ShareAcknowledge,
+	// sfDecoder the reused decoded ShareFetch (share_fetch_decode.go).
+	share     *shareScratch
+	sfDecoder *shareFetchDecoder
+	// cur is the request being handled (one at a time per connection);
+	// clientID the last client id, kept while the next is the same.
+	cur      request
+	clientID string
 	recw     recordsWriter // Fetch and ShareFetch answers: recordswrite.go
 	auth     connAuth      // principal and SASL state: auth.go
 
@@ -157,6 +165,7 @@ func (c *conn) readLoop() {
 		buf, err = readBody(c.nc, buf, int(size))
 		if err != nil {
 			c.s.reqBytes.release(int64(size))
+			droppedFrameBuf(cap(buf))
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() && c.ctx.Err() == nil {
 				c.logger.Info("closing connection: request frame not received in time",
@@ -216,9 +225,41 @@ func readBody(r io.Reader, buf []byte, size int) ([]byte, error) {
 // recycle readies a handled frame's buffer for the next frame.
 func recycle(frame []byte) []byte {
 	if cap(frame) > retainFrameBuf {
+		droppedFrameBuf(cap(frame))
 		return make([]byte, 0, 4096)
 	}
 	return frame[:0]
+}
+
+// hugeFrameBuf is the size of a dropped frame buffer after which its pages
+// are handed back to the OS: the Go runtime would otherwise keep them (and
+// the RSS) long after the frame, with no allocation to trigger a GC.
+const hugeFrameBuf = 16 << 20
+
+var freeOSMemory struct {
+	sync.Mutex
+	pending bool
+}
+
+// droppedFrameBuf notes that a frame buffer of n bytes became garbage. For
+// a huge one it schedules, coalesced, a debug.FreeOSMemory shortly after,
+// by when the buffer is unreachable; a burst of big frames costs one.
+func droppedFrameBuf(n int) {
+	if n < hugeFrameBuf {
+		return
+	}
+	freeOSMemory.Lock()
+	defer freeOSMemory.Unlock()
+	if freeOSMemory.pending {
+		return
+	}
+	freeOSMemory.pending = true
+	time.AfterFunc(200*time.Millisecond, func() {
+		freeOSMemory.Lock()
+		freeOSMemory.pending = false
+		freeOSMemory.Unlock()
+		debug.FreeOSMemory()
+	})
 }
 
 func (c *conn) readFailed(err error) {
@@ -281,7 +322,8 @@ func (c *conn) handleFrame(frame []byte) error {
 	corr := int32(binary.BigEndian.Uint32(frame[4:]))
 	rest := frame[8:]
 
-	r := &request{s: c.s, c: c, ctx: c.ctx, key: key, version: version, correlationID: corr}
+	r := &c.cur
+	*r = request{s: c.s, c: c, ctx: c.ctx, key: key, version: version, correlationID: corr}
 	var clientID string
 	if len(rest) < 2 {
 		return fmt.Errorf("truncated request header (key %d)", key)
@@ -292,7 +334,10 @@ func (c *conn) handleFrame(frame []byte) error {
 		if int(n) > len(rest) {
 			return fmt.Errorf("truncated client id (key %d)", key)
 		}
-		clientID = string(rest[:n])
+		if string(rest[:n]) != c.clientID {
+			c.clientID = string(rest[:n])
+		}
+		clientID = c.clientID
 		rest = rest[n:]
 	}
 	r.clientID = clientID
@@ -317,6 +362,18 @@ func (c *conn) handleFrame(frame []byte) error {
 			return fmt.Errorf("%s waiting for the coordinators: %w", kmsg.NameForKey(key), err)
 		}
 	}
+	if key == shareFetchKey {
+		// Request header v2 (tagged fields), then the reused decoder.
+		var err error
+		if rest, err = skipTags(rest); err != nil {
+			return fmt.Errorf("request header tags of %s v%d: %w", kmsg.NameForKey(key), version, err)
+		}
+		req, err := c.shareFetchDecoder().decode(version, rest)
+		if err != nil {
+			return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
+		}
+		return c.dispatch(r, api, req, version, start, len(frame)+4)
+	}
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)
 	if req.IsFlexible() {
@@ -335,20 +392,25 @@ func (c *conn) handleFrame(frame []byte) error {
 		}
 		return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
+	return c.dispatch(r, api, req, version, start, len(frame)+4)
+}
 
+// dispatch runs a decoded request's handler and writes its answer.
+func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int16, start time.Time, inBytes int) error {
+	key := r.key
 	resp, err := api.handle(r, req)
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
-	throttle := c.s.throttleFor(r, req, resp, len(frame)+4, time.Since(start))
+	throttle := c.s.throttleFor(r, req, resp, inBytes, time.Since(start))
 	if t, ok := resp.(kmsg.ThrottleResponse); ok && throttle > 0 && resp != nil {
 		if cur, _ := t.Throttle(); int64(cur) < throttle.Milliseconds() {
 			t.(kmsg.SetThrottleResponse).SetThrottle(int32(throttle.Milliseconds()))
 		}
 	}
 	if resp == nil {
-		c.s.metrics.observe(key, start, len(frame)+4, 0)
-	} else if err := c.writeResponse(r, resp, version, start, len(frame)+4); err != nil {
+		c.s.metrics.observe(key, start, inBytes, 0)
+	} else if err := c.writeResponse(r, resp, version, start, inBytes); err != nil {
 		return err
 	}
 	c.mute(throttle)

@@ -24,6 +24,7 @@ import (
 
 	"sharq/group"
 	"sharq/share"
+	"sharq/txn"
 )
 
 // coordinatorState is what openCoordinators opens (a field of Server).
@@ -34,6 +35,7 @@ type coordinatorState struct {
 	// newSharePersister), closed before stateDB.
 	shareJournal io.Closer
 	groups       *group.Coordinator
+	txn          *txn.Coordinator
 	// others are extra group directories (share groups), consulted by
 	// ListGroups, DescribeGroups and DeleteGroups after the consumer
 	// group coordinator.
@@ -120,18 +122,32 @@ func (s *Server) openCoordinators(state stateDB) error {
 		db.Close()
 		return fmt.Errorf("open group coordinator: %w", err)
 	}
-	s.coord.stateDB, s.coord.stateDir, s.coord.groups = db, dir, gc
+	tc, err := s.newTxnCoordinator(db, gc)
+	if err != nil {
+		gc.Close()
+		db.Close()
+		return fmt.Errorf("open transaction coordinator: %w", err)
+	}
+	s.coord.stateDB, s.coord.stateDir, s.coord.groups, s.coord.txn = db, dir, gc, tc
 	interval := time.Duration(s.cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond
-	s.bgWG.Add(1)
+	s.bgWG.Add(2)
 	go func() {
 		defer s.bgWG.Done()
 		gc.RunExpiry(s.ctx, interval)
+	}()
+	go func() {
+		defer s.bgWG.Done()
+		ms := func(v int32) time.Duration { return time.Duration(v) * time.Millisecond }
+		tc.Run(s.ctx, ms(s.cfg.TransactionAbortTimedOutIntervalMs), ms(s.cfg.TransactionRemoveExpiredIntervalMs))
 	}()
 	return nil
 }
 
 // closeCoordinators flushes and closes what openCoordinators opened.
 func (s *Server) closeCoordinators() error {
+	if s.coord.txn != nil {
+		s.coord.txn.Close()
+	}
 	if s.coord.groups != nil {
 		s.coord.groups.Close()
 	}
@@ -234,10 +250,12 @@ func (s *Server) loadCoordinators(state stateDB) {
 	if err == nil {
 		var persister share.Persister
 		if persister, err = s.newSharePersister(); err == nil {
-			var st *shareState
-			if st, err = newShareState(s, persister); err == nil {
-				s.share = st
-				s.coord.others = append(s.coord.others, shareDirectory{st})
+			var m *share.Manager
+			if m, err = s.newShareManager(persister); err == nil {
+				s.share = m
+				s.coord.others = append(s.coord.others, shareDirectory{m})
+				// One id space for every group type, as in Kafka.
+				s.coord.groups.SetForeignGroups(shareDirectory{m}.Owns)
 			}
 		}
 	}
@@ -287,7 +305,7 @@ var coordinatorFree = func() (free [maxAPIKey + 1]bool) {
 		0, 1, 2, 3, // Produce, Fetch, ListOffsets, Metadata
 		10, 18, 23, // FindCoordinator, ApiVersions, OffsetForLeaderEpoch
 		17, 36, 50, 51, // SaslHandshake, SaslAuthenticate, Describe/AlterUserScramCredentials
-		29, 30, 31, // DescribeAcls, CreateAcls, DeleteAcls
+		29, 30, 31, 48, // DescribeAcls, CreateAcls, DeleteAcls, DescribeClientQuotas
 		60, 75, // DescribeCluster, DescribeTopicPartitions
 	} {
 		free[k] = true

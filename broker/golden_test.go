@@ -164,7 +164,7 @@ func TestGoldenWire(t *testing.T) {
 		dcq := kmsg.NewPtrDescribeClientQuotasRequest()
 		dcq.Version = 1
 		dcq.Components = append(dcq.Components, kmsg.DescribeClientQuotasRequestComponent{EntityType: "client-id", MatchType: 2})
-		cases = append(cases, tc{"48_describe_client_quotas_none_v1", dcq})
+		cases = append(cases, tc{"48_describe_client_quotas_any_client_v1", dcq})
 		acq := kmsg.NewPtrAlterClientQuotasRequest()
 		acq.Version, acq.ValidateOnly = 1, true
 		acq.Entries = append(acq.Entries, kmsg.AlterClientQuotasRequestEntry{
@@ -172,6 +172,49 @@ func TestGoldenWire(t *testing.T) {
 			Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: "no_such_quota", Value: 1}},
 		})
 		cases = append(cases, tc{"49_alter_client_quotas_bad_key_v1", acq})
+	}
+	// Transaction APIs for an unknown transactional id.
+	{
+		ap := kmsg.NewPtrAddPartitionsToTxnRequest()
+		ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = 3, "no-such-txn", 1, 0
+		ap.Topics = append(ap.Topics, kmsg.AddPartitionsToTxnRequestTopic{Topic: "t", Partitions: []int32{0}})
+		cases = append(cases, tc{"24_add_partitions_to_txn_unknown_topic_v3", ap})
+		ap4 := kmsg.NewPtrAddPartitionsToTxnRequest()
+		ap4.Version = 5
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.ProducerID, tx.VerifyOnly = "no-such-txn", 1, true
+		tx.Topics = append(tx.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: "t", Partitions: []int32{0}})
+		ap4.Transactions = append(ap4.Transactions, tx)
+		cases = append(cases, tc{"24_add_partitions_to_txn_verify_unknown_v5", ap4})
+		ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+		ao.Version, ao.TransactionalID, ao.ProducerID, ao.Group = 4, "no-such-txn", 1, "g"
+		cases = append(cases, tc{"25_add_offsets_to_txn_unknown_v4", ao})
+		for _, v := range []int16{1, 5} {
+			et := kmsg.NewPtrEndTxnRequest()
+			et.Version, et.TransactionalID, et.ProducerID, et.Commit = v, "no-such-txn", 1, true
+			cases = append(cases, tc{"26_end_txn_unknown_v" + itoa(int32(v)), et})
+		}
+		wm := kmsg.NewPtrWriteTxnMarkersRequest()
+		wm.Version = 1
+		m := kmsg.NewWriteTxnMarkersRequestMarker()
+		m.ProducerID, m.Committed = 1, false
+		m.Topics = append(m.Topics, kmsg.WriteTxnMarkersRequestMarkerTopic{Topic: "no-such-topic", Partitions: []int32{0}})
+		wm.Markers = append(wm.Markers, m)
+		cases = append(cases, tc{"27_write_txn_markers_unknown_topic_v1", wm})
+		oc := kmsg.NewPtrTxnOffsetCommitRequest()
+		oc.Version, oc.TransactionalID, oc.Group, oc.ProducerID, oc.Generation = 5, "no-such-txn", "g", 1, -1
+		cases = append(cases, tc{"28_txn_offset_commit_unknown_v5", oc})
+		dp := kmsg.NewPtrDescribeProducersRequest()
+		dp.Topics = append(dp.Topics, kmsg.DescribeProducersRequestTopic{Topic: "no-such-topic", Partitions: []int32{0}})
+		cases = append(cases, tc{"61_describe_producers_unknown_v0", dp})
+		dt := kmsg.NewPtrDescribeTransactionsRequest()
+		dt.TransactionalIDs = []string{"no-such-txn", ""}
+		cases = append(cases, tc{"65_describe_transactions_unknown_v0", dt})
+		for _, v := range []int16{0, 2} {
+			lt := kmsg.NewPtrListTransactionsRequest()
+			lt.Version, lt.StateFilters = v, []string{"Ongoing", "NoSuchState"}
+			cases = append(cases, tc{"66_list_transactions_v" + itoa(int32(v)), lt})
+		}
 	}
 	// SASL APIs on a PLAINTEXT listener: ILLEGAL_SASL_STATE, as KafkaApis.
 	{
@@ -202,6 +245,10 @@ func TestGoldenWire(t *testing.T) {
 		dl.Version = 3
 		dl.Filters = []kmsg.DeleteACLsRequestFilter{{ResourceType: 1, ResourcePatternType: 1, Operation: 1, PermissionType: 1}}
 		cases = append(cases, tc{"31_delete_acls_no_authorizer_v3", dl})
+		q := kmsg.NewPtrDescribeClientQuotasRequest()
+		q.Version = 1
+		q.Components = []kmsg.DescribeClientQuotasRequestComponent{{EntityType: "user", MatchType: kmsg.QuotasMatchTypeExact, Match: kmsg.StringPtr("alice")}}
+		cases = append(cases, tc{"48_describe_client_quotas_none_v1", q})
 	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -178,4 +180,219 @@ func grepLines(page, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestBadPartitionIndexes: partition indexes a topic does not have answer
+// as Kafka does instead of dropping the connection: DescribeShareGroupOffsets
+// reports them as without state, and DescribeTopicPartitions refuses a
+// negative cursor (or a cursor topic not asked for) with INVALID_REQUEST.
+func TestBadPartitionIndexes(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	cl := newClient(t, b)
+	mustCreateTopic(t, newAdmin(t, b), "bad-idx", 2, nil)
+	ctx := testCtx(t)
+
+	o := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	o.Version = 1
+	o.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "sg", Topics: []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{
+		{Topic: "bad-idx", Partitions: []int32{-1, 0, 2, -2147483648, 2147483647}},
+	}}}
+	oresp, err := o.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("DescribeShareGroupOffsets: %v", err)
+	}
+	if len(oresp.Groups) != 1 || oresp.Groups[0].ErrorCode != 0 || len(oresp.Groups[0].Topics) != 1 {
+		t.Fatalf("DescribeShareGroupOffsets: %+v", oresp)
+	}
+	for _, p := range oresp.Groups[0].Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.StartOffset != -1 || p.Lag != -1 {
+			t.Errorf("partition %d: error %d, start %d, lag %d; want 0, -1, -1", p.Partition, p.ErrorCode, p.StartOffset, p.Lag)
+		}
+	}
+
+	cases := []struct {
+		name   string
+		topics []string
+		cursor *kmsg.DescribeTopicPartitionsRequestCursor
+		want   int16
+		parts  int
+	}{
+		{"negative cursor", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "bad-idx", Partition: -1}, 42, 0},
+		{"min cursor", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "bad-idx", Partition: -2147483648}, 42, 0},
+		{"cursor topic not listed", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "other", Partition: 0}, 42, 0},
+		{"cursor past the end", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "bad-idx", Partition: 2147483647}, 0, 0},
+		{"cursor at 1", []string{"bad-idx"}, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "bad-idx", Partition: 1}, 0, 1},
+	}
+	for _, c := range cases {
+		r := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		for _, name := range c.topics {
+			r.Topics = append(r.Topics, kmsg.DescribeTopicPartitionsRequestTopic{Topic: name})
+		}
+		r.ResponsePartitionLimit, r.Cursor = 100, c.cursor
+		resp, err := r.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != c.want || len(resp.Topics[0].Partitions) != c.parts {
+			t.Errorf("%s: %+v; want error %d and %d partitions", c.name, resp.Topics, c.want, c.parts)
+		}
+	}
+}
+
+// TestGroupTypeCollisions: a group id held by a group of one type is refused
+// by the other types' APIs with Kafka's codes, and never becomes a second
+// group of the same name.
+func TestGroupTypeCollisions(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	const topic = "collide"
+	mustCreateTopic(t, adm, topic, 1, nil)
+	ctx := testCtx(t)
+	share := joinShare(t, b, "sg", "member-s-0123456789ab", topic)
+	cl := share.cl
+
+	// A consumer group and a simple (classic) group of their own.
+	chb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	chb.Group, chb.MemberID, chb.MemberEpoch, chb.RebalanceTimeoutMillis, chb.SubscribedTopicNames = "cg", "member-c-0123456789ab", 0, 30000, []string{topic}
+	if resp, err := chb.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("consumer group heartbeat: %v %+v", err, resp)
+	}
+	if err := adm.CommitAllOffsets(ctx, "simple", kadm.Offsets{topic: {0: {Topic: topic, Partition: 0, At: 0, LeaderEpoch: -1}}}); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+
+	check := func(what string, got, want int16, msg *string) {
+		t.Helper()
+		m := ""
+		if msg != nil {
+			m = *msg
+		}
+		if got != want {
+			t.Errorf("%s: error %d (%q), want %d", what, got, m, want)
+		}
+	}
+
+	// Consumer-side APIs on the share group's id.
+	chb = kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	chb.Group, chb.MemberID, chb.MemberEpoch, chb.RebalanceTimeoutMillis, chb.SubscribedTopicNames = "sg", "member-c-0123456789ab", 0, 30000, []string{topic}
+	if resp, err := chb.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("ConsumerGroupHeartbeat on a share group", resp.ErrorCode, 69, resp.ErrorMessage)
+		if resp.ErrorMessage == nil || *resp.ErrorMessage != "Group sg is not a consumer group." {
+			t.Errorf("ConsumerGroupHeartbeat message %v", resp.ErrorMessage)
+		}
+	}
+	jg := kmsg.NewPtrJoinGroupRequest()
+	jg.Group, jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis, jg.ProtocolType = "sg", 30000, 30000, "consumer"
+	jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
+	if resp, err := jg.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("JoinGroup on a share group", resp.ErrorCode, 23, nil)
+		if resp.MemberID != "" {
+			t.Errorf("JoinGroup on a share group: member id %q", resp.MemberID)
+		}
+	}
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version, oc.Group, oc.Generation = 9, "sg", -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, TopicID: share.topicID, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	if resp, err := oc.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("OffsetCommit on a share group", resp.Topics[0].Partitions[0].ErrorCode, 69, nil)
+	}
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "sg", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: topic, Partitions: []int32{0}}}}}
+	if resp, err := of.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("OffsetFetch on a share group", resp.Groups[0].ErrorCode, 69, nil)
+	}
+	cd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cd.Groups = []string{"sg"}
+	if resp, err := cd.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	} else {
+		check("ConsumerGroupDescribe on a share group", resp.Groups[0].ErrorCode, 69, resp.Groups[0].ErrorMessage)
+	}
+
+	// Share-side APIs on the consumer and classic groups' ids.
+	for _, g := range []string{"cg", "simple"} {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.GroupID, hb.MemberID, hb.MemberEpoch, hb.SubscribedTopicNames = g, "member-x-0123456789ab", 0, []string{topic}
+		if resp, err := hb.RequestWith(ctx, cl); err != nil {
+			t.Fatal(err)
+		} else {
+			check("ShareGroupHeartbeat on group "+g, resp.ErrorCode, 69, resp.ErrorMessage)
+		}
+		sd := kmsg.NewPtrShareGroupDescribeRequest()
+		sd.GroupIDs = []string{g}
+		if resp, err := sd.RequestWith(ctx, cl); err != nil {
+			t.Fatal(err)
+		} else {
+			check("ShareGroupDescribe on group "+g, resp.Groups[0].ErrorCode, 69, resp.Groups[0].ErrorMessage)
+		}
+	}
+
+	// One group per id, each of its own type; the share group still has
+	// its member.
+	ls, err := adm.ListGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"sg": "share", "cg": "consumer", "simple": "classic"}
+	for id, typ := range want {
+		if g, ok := ls[id]; !ok || g.GroupType != typ {
+			t.Errorf("ListGroups %s: %+v, want type %s", id, g, typ)
+		}
+	}
+	if len(ls) != len(want) {
+		t.Errorf("ListGroups: %v", ls.Groups())
+	}
+	ds, err := adm.DescribeShareGroups(ctx, "sg")
+	if err != nil || ds["sg"].Err != nil || len(ds["sg"].Members) != 1 {
+		t.Errorf("share group after the collisions: %v %+v", err, ds["sg"])
+	}
+}
+
+// TestTopicNameCollisions: topics whose names differ only in '.' versus '_'
+// are refused as Kafka refuses them (their metric names would be equal).
+func TestTopicNameCollisions(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "a.b", 1, nil)
+	mustCreateTopic(t, adm, "ab", 1, nil) // no '.' or '_': no collision
+	cases := []struct {
+		name, msg string
+		ok        bool
+	}{
+		{"a_b", "Topic 'a_b' collides with existing topic: a.b", false},
+		{"a.b", "Topic 'a.b' already exists.", false},
+		{"a-b", "", true},
+		{"x.y_z", "", true},
+	}
+	for _, c := range cases {
+		resp, err := adm.CreateTopics(testCtx(t), 1, 1, nil, c.name)
+		if err != nil {
+			t.Fatalf("create %s: %v", c.name, err)
+		}
+		r := resp[c.name]
+		switch {
+		case c.ok && r.Err != nil:
+			t.Errorf("create %s: %v", c.name, r.Err)
+		case !c.ok && r.ErrMessage != c.msg:
+			t.Errorf("create %s: %v %q, want %q", c.name, r.Err, r.ErrMessage, c.msg)
+		case c.name == "a_b" && !errors.Is(r.Err, kerr.InvalidTopicException):
+			t.Errorf("create a_b: %v, want INVALID_TOPIC_EXCEPTION", r.Err)
+		}
+	}
+	// And the mirror: x_y.z exists as x.y_z now.
+	resp, err := adm.CreateTopics(testCtx(t), 1, 1, nil, "x_y.z")
+	if err != nil || !errors.Is(resp["x_y.z"].Err, kerr.InvalidTopicException) || resp["x_y.z"].ErrMessage != "Topic 'x_y.z' collides with existing topic: x.y_z" {
+		t.Errorf("create x_y.z: %v %+v", err, resp["x_y.z"])
+	}
 }

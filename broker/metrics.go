@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/broker/security"
 )
 
 // metrics are the broker's Prometheus metrics. Per-API series are resolved
@@ -197,7 +201,23 @@ func (s *Server) adminHandler() http.Handler {
 			fmt.Fprintf(w, "offline partition %s-%d: %v\n", op.Topic, op.Partition, op.Err)
 		}
 	})
-	return mux
+	user, pass := s.cfg.MetricsBasicAuth()
+	if user == "" {
+		return mux
+	}
+	// /healthz and /readyz stay open: orchestrators probe them without
+	// credentials, and they reveal nothing.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+			u, p, ok := r.BasicAuth()
+			if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(pass)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Basic realm="sharq"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // promLogger sends promhttp's gather errors to the broker's log.
@@ -214,6 +234,14 @@ func (s *Server) startAdmin() error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen metrics.listener %s: %w", addr, err)
+	}
+	if sec, on := s.cfg.MetricsSecurity(); on {
+		tc, err := security.ServerTLS(sec)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics.listener TLS: %w", err)
+		}
+		ln = tls.NewListener(ln, tc)
 	}
 	s.adminAddr = ln.Addr().String()
 	s.admin = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}

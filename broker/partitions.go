@@ -25,7 +25,7 @@ type partition struct {
 	h     *log.Partition
 
 	mu      sync.Mutex
-	waiters map[*waiter]struct{}
+	waiters map[chan struct{}]struct{}
 }
 
 // waiter is one parked long-poll. It may be registered on many partitions;
@@ -36,30 +36,37 @@ type waiter struct {
 
 func newWaiter() *waiter { return &waiter{ch: make(chan struct{}, 1)} }
 
-func (p *partition) addWaiter(w *waiter) {
+func (p *partition) addWaiter(w *waiter) { p.Watch(w.ch) }
+
+func (p *partition) removeWaiter(w *waiter) { p.Unwatch(w.ch) }
+
+// Watch registers ch for one non-blocking send at the next append (or
+// high-watermark move); share.PartitionLog.
+func (p *partition) Watch(ch chan struct{}) {
 	p.mu.Lock()
 	if p.waiters == nil {
-		p.waiters = make(map[*waiter]struct{})
+		p.waiters = make(map[chan struct{}]struct{})
 	}
-	p.waiters[w] = struct{}{}
+	p.waiters[ch] = struct{}{}
 	p.mu.Unlock()
 }
 
-func (p *partition) removeWaiter(w *waiter) {
+// Unwatch removes ch; share.PartitionLog.
+func (p *partition) Unwatch(ch chan struct{}) {
 	p.mu.Lock()
-	delete(p.waiters, w)
+	delete(p.waiters, ch)
 	p.mu.Unlock()
 }
 
 // wake fires every parked waiter once; they re-register if they park again.
 func (p *partition) wake() {
 	p.mu.Lock()
-	for w := range p.waiters {
+	for ch := range p.waiters {
 		select {
-		case w.ch <- struct{}{}:
+		case ch <- struct{}{}:
 		default:
 		}
-		delete(p.waiters, w)
+		delete(p.waiters, ch)
 	}
 	p.mu.Unlock()
 }
@@ -133,7 +140,7 @@ func (s *Server) syncPartitions() error {
 	for _, r := range removed {
 		s.groupTopicDeleted(r.name)
 		if s.share != nil {
-			s.share.topicDeleted(r.id)
+			s.share.TopicDeleted([16]byte(r.id))
 		}
 	}
 	return err

@@ -33,6 +33,8 @@ import (
 	"sharq/quota"
 	"sharq/raftmeta"
 	"sharq/raftmeta/acl"
+	"sharq/share"
+	"sharq/txn"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -64,13 +66,13 @@ type Server struct {
 
 	fetchSessions *fetchSessionCache
 	coord         coordinatorState // coordinators.go
-	share         *shareState      // share groups: share_state.go
+	share         *share.Manager   // share groups: share_glue.go
 	// coordReady is closed when the group and share coordinators have
 	// loaded (coordErr nil) or failed to (coordErr set); coord and share
 	// are written before and only read after. See loadCoordinators.
 	coordReady  chan struct{}
 	coordErr    error
-	producerIDs producerIDAllocator
+	producerIDs *txn.IDAllocator
 
 	metrics   *metrics
 	reqBytes  *requestBytes  // queued.max.request.bytes: reqbytes.go
@@ -182,7 +184,7 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		quotas: quota.New(quota.Config{Samples: int(cfg.QuotaWindowNum),
 			Window: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second}),
 	}
-	s.producerIDs.s = s
+	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
 		state.discard()
@@ -392,7 +394,7 @@ func (s *Server) closeListeners() {
 func (s *Server) closeStores() error {
 	var errs []error
 	if s.share != nil {
-		if err := s.share.close(); err != nil {
+		if err := s.share.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close share groups: %w", err))
 		}
 	}

@@ -7,45 +7,26 @@ import (
 
 // shareDirectory lets ListGroups, DescribeGroups and DeleteGroups see share
 // groups (the groupDirectory of coordinators.go).
-type shareDirectory struct{ st *shareState }
+type shareDirectory struct{ m *share.Manager }
 
 func (d shareDirectory) ListGroups() []group.Overview {
-	d.st.mu.Lock()
-	defer d.st.mu.Unlock()
 	var out []group.Overview
-	for _, id := range d.st.coord.GroupIDs() {
-		g := d.st.coord.Group(id)
-		out = append(out, group.Overview{ID: id, ProtocolType: "share", State: g.State(), Type: "share"})
-	}
+	d.m.WithCoordinator(func(c *share.Coordinator) {
+		for _, id := range c.GroupIDs() {
+			out = append(out, group.Overview{ID: id, ProtocolType: "share", State: c.Group(id).State(), Type: "share"})
+		}
+	})
 	return out
 }
 
 func (d shareDirectory) Owns(id string) bool {
-	d.st.mu.Lock()
-	defer d.st.mu.Unlock()
-	return d.st.coord.Group(id) != nil
+	var owns bool
+	d.m.WithCoordinator(func(c *share.Coordinator) { owns = c.Group(id) != nil })
+	return owns
 }
 
 // DeleteGroup deletes an empty share group and its share-partition state.
-func (d shareDirectory) DeleteGroup(id string) error {
-	st := d.st
-	st.mu.Lock()
-	if err := st.coord.DeleteGroup(id); err != nil {
-		st.mu.Unlock()
-		return err
-	}
-	var keys []sharePartKey
-	for k := range st.parts {
-		if k.group == id {
-			keys = append(keys, k)
-		}
-	}
-	st.mu.Unlock()
-	for _, k := range keys {
-		st.deleteState(k)
-	}
-	return st.persister.DeleteGroup(id)
-}
+func (d shareDirectory) DeleteGroup(id string) error { return d.m.DeleteGroup(id) }
 
 func (d shareDirectory) ErrorCode(err error) int16 {
 	if code := share.GroupErrorCode(err); code != -1 {

@@ -1,14 +1,22 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 
+	"sharq/log"
+	"sharq/raftmeta"
 	"sharq/share"
 )
+
+// The broker's side of share groups: share.Manager owns them (sessions,
+// share-partitions, timers, persistence); this file gives it the logs,
+// the settings and the persister.
 
 // shareGroupsEnabled: every share RPC answers UNSUPPORTED_VERSION unless the
 // share.version feature is finalized at 1 or more, as Kafka checks.
@@ -34,6 +42,113 @@ func (c *conn) clientHost() string {
 	return ""
 }
 
+// shareSettings are a share group's effective configs: group overrides
+// (kafka-configs --entity-type groups) over the broker's group.share.*.
+func (s *Server) shareSettings(group string) share.Settings {
+	c := s.effectiveConfig()
+	base := share.Settings{
+		LockDuration:      time.Duration(c.GroupShareRecordLockDurationMs) * time.Millisecond,
+		DeliveryLimit:     int(c.GroupShareDeliveryCountLimit),
+		MaxRecordLocks:    int(c.GroupSharePartitionMaxRecordLocks),
+		SessionTimeout:    time.Duration(c.GroupShareSessionTimeoutMs) * time.Millisecond,
+		HeartbeatInterval: time.Duration(c.GroupShareHeartbeatIntervalMs) * time.Millisecond,
+		MaxSize:           int(c.GroupShareMaxSize),
+		AutoOffsetReset:   "latest",
+		RenewEnabled:      true,
+		MaxSessions:       int(c.GroupShareMaxShareSessions),
+		FetchMaxBytes:     int(c.FetchMaxBytes),
+		DLQAutoCreate:     c.ErrorsDLQAutoCreateTopicsEnable,
+		DLQPrefix:         c.ErrorsDLQTopicNamePrefix,
+	}
+	img := s.meta.Image()
+	base.DLQEnabled = img.Features["share.version"] >= 2
+	return base.WithOverrides(img.GroupConfigs[group])
+}
+
+// shareLogs is share.Logs over this node's partitions.
+type shareLogs struct{ s *Server }
+
+func (l shareLogs) Partition(topicID [16]byte, index int32) (share.PartitionLog, int16) {
+	t := l.s.meta.Image().TopicsByID[raftmeta.UUID(topicID)]
+	if t == nil {
+		return nil, errUnknownTopicID
+	}
+	pt := l.s.partitionFor(t.Name, index)
+	if pt == nil {
+		if index >= 0 && int(index) < len(t.Partitions) {
+			return nil, errNotLeaderOrFollower
+		}
+		return nil, errUnknownTopicOrPartition
+	}
+	return pt, 0
+}
+
+func (shareLogs) ReadErrorCode(err error) int16 {
+	if errors.Is(err, log.ErrOffsetOutOfRange) {
+		return 0
+	}
+	return log.ErrorCode(err)
+}
+
+// share.PartitionLog, read by the share manager: Pin/Unpin around reads
+// (a partition whose log cannot be served answers KAFKA_STORAGE_ERROR);
+// the offsets also answer unpinned, from the last open log (-1 if never
+// opened).
+
+func (p *partition) Pin() error {
+	_, err := p.acquire()
+	return err
+}
+
+func (p *partition) Unpin() { p.release() }
+
+func (p *partition) LogStartOffset() int64 {
+	if l := p.log(); l != nil {
+		return l.LogStartOffset()
+	}
+	if st, ok := p.stats(); ok {
+		return st.LogStartOffset
+	}
+	return -1
+}
+
+func (p *partition) HighWatermark() int64 {
+	if l := p.log(); l != nil {
+		return l.HighWatermark()
+	}
+	if st, ok := p.stats(); ok {
+		return st.HighWatermark
+	}
+	return -1
+}
+
+func (p *partition) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
+	l := p.log()
+	if l == nil {
+		return dst, log.ErrClosed
+	}
+	return l.Read(offset, maxBytes, dst)
+}
+
+func (p *partition) OffsetForTimestamp(ts int64) (int64, int64, error) {
+	l := p.log()
+	if l == nil {
+		return -1, -1, log.ErrClosed
+	}
+	return l.OffsetForTimestamp(ts)
+}
+
+// newShareManager sets up share groups on the persister.
+func (s *Server) newShareManager(persister share.Persister) (*share.Manager, error) {
+	return share.NewManager(share.Options{
+		Persister: persister,
+		Logs:      shareLogs{s},
+		Settings:  s.shareSettings,
+		Logger:    s.logger.With("component", "share"),
+		DLQ:       shareDLQ{s},
+	})
+}
+
 // dropShareSessions closes the share sessions bound to a closed connection
 // and releases what their members hold.
 func (s *Server) dropShareSessions(c *conn) {
@@ -42,25 +157,8 @@ func (s *Server) dropShareSessions(c *conn) {
 		// coordinators; this one cannot have any.
 		return
 	}
-	st := s.share
-	if st == nil {
-		return
-	}
-	type rel struct {
-		member string
-		keys   []sharePartKey
-	}
-	var todo []rel
-	st.mu.Lock()
-	for k, sess := range st.sessions {
-		if sess.conn == c {
-			delete(st.sessions, k)
-			todo = append(todo, rel{k.member, append([]sharePartKey(nil), sess.parts...)})
-		}
-	}
-	st.mu.Unlock()
-	for _, t := range todo {
-		st.releaseMember(t.member, t.keys)
+	if s.share != nil {
+		s.share.ReleaseConn(c)
 	}
 }
 
@@ -87,32 +185,7 @@ func (s *Server) newSharePersister() (share.Persister, error) {
 // stateDB is the node's state store (<log.dirs>/state), nil when not open.
 func (s *Server) stateDB() *pebble.DB { return s.coord.stateDB }
 
-// close stops the share timers and makes pending share state durable; it
-// runs before the state store closes.
-func (st *shareState) close() error {
-	st.mu.Lock()
-	if st.expiry != nil {
-		st.expiry.Stop()
-	}
-	parts := make([]*sharePart, 0, len(st.parts))
-	for _, p := range st.parts {
-		parts = append(parts, p)
-	}
-	st.mu.Unlock()
-	for _, p := range parts {
-		p.mu.Lock()
-		if p.timer != nil {
-			p.timer.Stop()
-		}
-		if p.sp.Dirty() {
-			p.stageLocked(share.Effects{Persist: true})
-		}
-		// The latest snapshot, even one whose commit failed earlier.
-		w := pendingWrite{seq: p.stagedSeq}
-		p.mu.Unlock()
-		if err := st.commit(p, w); err != nil {
-			return err
-		}
-	}
-	return st.persister.Flush()
+// resolveTopic finds a topic by id in the image.
+func resolveTopic(img *raftmeta.Image, id [16]byte) *raftmeta.Topic {
+	return img.TopicsByID[raftmeta.UUID(id)]
 }

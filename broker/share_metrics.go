@@ -31,13 +31,23 @@ var (
 		"Records acknowledged with Reject (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
 	descShareLockExpiries = prometheus.NewDesc("sharq_share_partition_lock_expiries_total",
 		"Records whose acquisition lock expired (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
+	descShareArchiving = prometheus.NewDesc("sharq_share_partition_archiving_records",
+		"Records in the Archiving state: waiting for their dead-letter write (KIP-1191).", shareLabels, nil)
+
+	// Dead-letter writes per share group and source topic (since start).
+	dlqLabels         = []string{"group", "topic"}
+	descShareDLQWrite = prometheus.NewDesc("sharq_share_dlq_records_total",
+		"Records written to the share group's dead-letter topic (KIP-1191), by source topic (since start).", dlqLabels, nil)
+	descShareDLQFail = prometheus.NewDesc("sharq_share_dlq_failures_total",
+		"Records archived without a dead-letter write: misconfigured DLQ or retries exhausted (since start).", dlqLabels, nil)
 )
 
 type shareCollector struct{ s *Server }
 
 func (c shareCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descShareSPSO, descShareSPEO, descShareAcquired, descShareAvail, descShareLag, descShareMembers,
-		descShareDeliveries, descShareRedeliveries, descShareArchivedByLimit, descShareRejected, descShareLockExpiries} {
+		descShareDeliveries, descShareRedeliveries, descShareArchivedByLimit, descShareRejected, descShareLockExpiries,
+		descShareArchiving, descShareDLQWrite, descShareDLQFail} {
 		ch <- d
 	}
 }
@@ -51,77 +61,44 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	img := c.s.meta.Image()
-	// Copy what the scrape needs under the lock and build the metrics after
-	// it: a metric that cannot be built must fail the scrape, never leave
-	// every share and group API waiting on a mutex a panic left locked.
-	parts, members := c.snapshot(st)
-	for _, m := range members {
-		ch <- prometheus.MustNewConstMetric(descShareMembers, prometheus.GaugeValue, float64(m.n), labelValue(m.group))
+	// Copy under the coordinator's lock, build metrics (labels can fail)
+	// with no lock held.
+	type members struct {
+		group string
+		n     int
 	}
-	for _, p := range parts {
-		t := img.TopicsByID[raftmeta.UUID(p.key.topicID)]
-		if t == nil {
+	var groups []members
+	st.WithCoordinator(func(co *share.Coordinator) {
+		for _, id := range co.GroupIDs() {
+			groups = append(groups, members{id, len(co.Group(id).Members)})
+		}
+	})
+	for _, g := range groups {
+		ch <- prometheus.MustNewConstMetric(descShareMembers, prometheus.GaugeValue, float64(g.n), labelValue(g.group))
+	}
+	for _, v := range st.Partitions(0) {
+		t := img.TopicsByID[raftmeta.UUID(v.Key.TopicID)]
+		if t == nil || !v.Initialised {
 			continue
 		}
-		hw := int64(-1)
-		if pt := c.s.partitionFor(t.Name, p.key.partition); pt != nil {
-			if st, ok := pt.stats(); ok {
-				hw = st.HighWatermark
-			}
-		}
-		sum, lag, stats, initialised := p.metricsSnapshot(hw)
-		if !initialised {
-			continue
-		}
-		labels := []string{labelValue(p.key.group), labelValue(t.Name), strconv.Itoa(int(p.key.partition))}
+		sum, stats := v.Summary, v.Stats
+		labels := []string{labelValue(v.Key.Group), labelValue(t.Name), strconv.Itoa(int(v.Key.Partition))}
 		ch <- prometheus.MustNewConstMetric(descShareSPSO, prometheus.GaugeValue, float64(sum.StartOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareSPEO, prometheus.GaugeValue, float64(sum.EndOffset), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareAcquired, prometheus.GaugeValue, float64(sum.Acquired), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareAvail, prometheus.GaugeValue, float64(sum.Available), labels...)
-		if lag >= 0 {
-			ch <- prometheus.MustNewConstMetric(descShareLag, prometheus.GaugeValue, float64(lag), labels...)
+		if v.Lag >= 0 {
+			ch <- prometheus.MustNewConstMetric(descShareLag, prometheus.GaugeValue, float64(v.Lag), labels...)
 		}
 		ch <- prometheus.MustNewConstMetric(descShareDeliveries, prometheus.CounterValue, float64(stats.Deliveries), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareRedeliveries, prometheus.CounterValue, float64(stats.Redeliveries), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareArchivedByLimit, prometheus.CounterValue, float64(stats.ArchivedByLimit), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareRejected, prometheus.CounterValue, float64(stats.Rejected), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareLockExpiries, prometheus.CounterValue, float64(stats.LockExpiries), labels...)
+		ch <- prometheus.MustNewConstMetric(descShareArchiving, prometheus.GaugeValue, float64(sum.Archiving), labels...)
 	}
-}
-
-type shareGroupMembers struct {
-	group string
-	n     int
-}
-
-// snapshot copies the share-partitions and member counts under st.mu.
-func (c shareCollector) snapshot(st *shareState) ([]*sharePart, []shareGroupMembers) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	parts := make([]*sharePart, 0, len(st.parts))
-	for _, p := range st.parts {
-		parts = append(parts, p)
+	for _, d := range st.DLQStats() {
+		ch <- prometheus.MustNewConstMetric(descShareDLQWrite, prometheus.CounterValue, float64(d.Records), labelValue(d.Group), labelValue(d.Topic))
+		ch <- prometheus.MustNewConstMetric(descShareDLQFail, prometheus.CounterValue, float64(d.Failures), labelValue(d.Group), labelValue(d.Topic))
 	}
-	ids := st.coord.GroupIDs()
-	members := make([]shareGroupMembers, 0, len(ids))
-	for _, id := range ids {
-		members = append(members, shareGroupMembers{id, len(st.coord.Group(id).Members)})
-	}
-	return parts, members
-}
-
-// metricsSnapshot reads a share-partition's gauges and counters under its
-// lock; lag is -1 when hw is unknown.
-func (p *sharePart) metricsSnapshot(hw int64) (sum share.Summary, lag int64, stats share.Stats, initialised bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	lag = -1
-	initialised = p.sp.Initialised()
-	if initialised {
-		sum = p.sp.Summary()
-		if hw >= 0 {
-			lag = p.sp.Lag(hw)
-		}
-	}
-	return sum, lag, p.sp.Stats(), initialised
 }

@@ -163,6 +163,24 @@ func TestCorruptPartitionIsOffline(t *testing.T) {
 		t.Fatalf("healthy partition: produce %d fetch %d list offsets %d", p, f, l)
 	}
 
+	// ShareFetch answers the broken partition with the storage error and
+	// the healthy one as usual.
+	m := joinShare(t, b, "offline-share", "m1", topic)
+	f := kmsg.NewPtrShareFetchRequest()
+	f.GroupID, f.MemberID, f.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+	f.MaxBytes, f.MaxRecords, f.BatchSize = 1<<20, 100, 100
+	f.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: m.topicID, Partitions: []kmsg.ShareFetchRequestTopicPartition{
+		{Partition: 0, PartitionMaxBytes: 1 << 20}, {Partition: 1, PartitionMaxBytes: 1 << 20}}}}
+	sresp, err := f.RequestWith(testCtx(t), m.cl)
+	if err != nil || sresp.ErrorCode != 0 || len(sresp.Topics) != 1 || len(sresp.Topics[0].Partitions) != 2 {
+		t.Fatalf("share fetch: %v %+v", err, sresp)
+	}
+	for _, sp := range sresp.Topics[0].Partitions {
+		if want := map[int32]int16{0: 0, 1: storage}[sp.Partition]; sp.ErrorCode != want {
+			t.Errorf("share fetch partition %d: code %d, want %d", sp.Partition, sp.ErrorCode, want)
+		}
+	}
+
 	page := scrapeMetrics(t, b)
 	if v, ok := metricValue(page, `sharq_partition_offline{partition="1",topic="offline"}`); !ok || v != 1 {
 		t.Errorf("offline gauge of the broken partition: %v %v", v, ok)

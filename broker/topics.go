@@ -153,6 +153,11 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 	if _, ok := img.Topics[name]; ok {
 		return nil, &topicCreateError{errTopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
 	}
+	if other := raftmeta.CollidingTopic(img, name); other != "" {
+		// Kafka's message. Checked here, not in the metadata store's apply,
+		// so that a log written before this check still replays whole.
+		return nil, &topicCreateError{errInvalidTopic, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)}
+	}
 	brokers := sortedBrokerIDs(img)
 	if int(replicationFactor) > len(brokers) {
 		return nil, &topicCreateError{errInvalidReplicationFactor,

@@ -179,9 +179,9 @@ func (s *Server) serveUIState(w http.ResponseWriter, r *http.Request) {
 
 // uiSnapshot reads the broker state the page shows. It holds one lock
 // domain at a time: partsMu (with the logs' own locks inside, as the
-// metrics collector does), the group coordinator's, shareState.mu, then
-// each share-partition's mutex alone, never shareState.mu and a
-// share-partition's together, so a page open in a browser costs the hot
+// metrics collector does), the group coordinator's, then the share
+// manager's (its coordinator, then each share-partition alone: see the
+// lock order on share.Manager), so a page open in a browser costs the hot
 // paths only short waits.
 func (s *Server) uiSnapshot(now time.Time) *uiState {
 	st := &uiState{
@@ -271,69 +271,60 @@ func (s *Server) uiShareGroups(hw map[group.TopicPartition]uiPartition) []uiShar
 		}
 		return "", false
 	}
-	sh := s.share
-	sh.mu.Lock()
 	byID := map[string]*uiShareGroup{}
-	for _, id := range sh.coord.GroupIDs() {
-		g := sh.coord.Group(id)
-		ug := &uiShareGroup{ID: id, State: g.State(), Epoch: g.Epoch, Members: []uiShareMember{}, Partitions: []uiSharePartition{}}
-		for _, m := range g.Members {
-			um := uiShareMember{ID: m.ID, ClientID: m.ClientID, ClientHost: m.ClientHost, Epoch: m.Epoch, Assigned: []string{}}
-			for tid, parts := range m.Assignment {
-				name, ok := topicName(tid)
-				if !ok {
-					continue
+	s.share.WithCoordinator(func(c *share.Coordinator) {
+		for _, id := range c.GroupIDs() {
+			g := c.Group(id)
+			ug := &uiShareGroup{ID: id, State: g.State(), Epoch: g.Epoch, Members: []uiShareMember{}, Partitions: []uiSharePartition{}}
+			for _, m := range g.Members {
+				um := uiShareMember{ID: m.ID, ClientID: m.ClientID, ClientHost: m.ClientHost, Epoch: m.Epoch, Assigned: []string{}}
+				for tid, parts := range m.Assignment {
+					name, ok := topicName(tid)
+					if !ok {
+						continue
+					}
+					for _, p := range parts {
+						um.Assigned = append(um.Assigned, name+"-"+strconv.Itoa(int(p)))
+					}
 				}
-				for _, p := range parts {
-					um.Assigned = append(um.Assigned, name+"-"+strconv.Itoa(int(p)))
-				}
+				sort.Strings(um.Assigned)
+				ug.Members = append(ug.Members, um)
 			}
-			sort.Strings(um.Assigned)
-			ug.Members = append(ug.Members, um)
+			sort.Slice(ug.Members, func(i, j int) bool { return ug.Members[i].ID < ug.Members[j].ID })
+			byID[id] = ug
 		}
-		sort.Slice(ug.Members, func(i, j int) bool { return ug.Members[i].ID < ug.Members[j].ID })
-		byID[id] = ug
-	}
-	parts := make([]*sharePart, 0, len(sh.parts))
-	for _, p := range sh.parts {
-		parts = append(parts, p)
-	}
-	sh.mu.Unlock()
+	})
 
-	var window []share.InFlightRange
-	for _, p := range parts {
-		name, ok := topicName(p.key.topicID)
+	for _, v := range s.share.Partitions(uiMaxRanges) {
+		name, ok := topicName(v.Key.TopicID)
 		if !ok {
 			continue // topic deleted; its share state goes with it
 		}
-		up := uiSharePartition{Topic: name, Partition: p.key.partition, LogStart: -1, HighWatermark: -1, Lag: -1, Ranges: []uiRange{}}
-		if lp, ok := hw[group.TopicPartition{Topic: name, Partition: p.key.partition}]; ok {
+		up := uiSharePartition{Topic: name, Partition: v.Key.Partition, LogStart: -1, HighWatermark: -1, Lag: -1, Ranges: []uiRange{}}
+		if lp, ok := hw[group.TopicPartition{Topic: name, Partition: v.Key.Partition}]; ok {
 			up.LogStart, up.HighWatermark = lp.LogStart, lp.HighWatermark
 		}
-		p.mu.Lock()
-		if p.sp != nil && p.sp.Initialised() {
+		up.SPSO, up.SPEO = -1, -1
+		if v.Initialised {
 			up.Initialised = true
-			up.SPSO, up.SPEO, up.StateEpoch = p.sp.StartOffset(), p.sp.EndOffset(), p.sp.StateEpoch()
+			up.SPSO, up.SPEO, up.StateEpoch = v.SPSO, v.SPEO, v.StateEpoch
 			if up.HighWatermark >= 0 {
-				up.Lag = p.sp.Lag(up.HighWatermark)
+				up.Lag = v.Lag
 			}
-			window, up.RangesTotal = p.sp.Window(window[:0], uiMaxRanges)
-		} else {
-			up.SPSO, up.SPEO, window = -1, -1, window[:0]
+			up.RangesTotal = v.WindowTotal
 		}
-		p.mu.Unlock()
-		for _, r := range window {
+		for _, r := range v.Window {
 			ur := uiRange{First: r.FirstOffset, Last: r.LastOffset, State: r.State.String(), DeliveryCount: r.DeliveryCount}
 			if r.State == share.Acquired {
 				ur.Owner, ur.LockDeadline = r.Owner, r.LockDeadline.UnixMilli()
 			}
 			up.Ranges = append(up.Ranges, ur)
 		}
-		ug := byID[p.key.group]
+		ug := byID[v.Key.Group]
 		if ug == nil {
 			// State persisted for a group the coordinator no longer lists.
-			ug = &uiShareGroup{ID: p.key.group, State: "Empty", Members: []uiShareMember{}, Partitions: []uiSharePartition{}}
-			byID[p.key.group] = ug
+			ug = &uiShareGroup{ID: v.Key.Group, State: "Empty", Members: []uiShareMember{}, Partitions: []uiSharePartition{}}
+			byID[v.Key.Group] = ug
 		}
 		ug.Partitions = append(ug.Partitions, up)
 	}

@@ -155,6 +155,8 @@ type Config struct {
 	// Transactions and idempotence.
 	TransactionMaxTimeoutMs                int32 // transaction.max.timeout.ms
 	TransactionalIDExpirationMs            int32 // transactional.id.expiration.ms
+	TransactionAbortTimedOutIntervalMs     int32 // transaction.abort.timed.out.transaction.cleanup.interval.ms
+	TransactionRemoveExpiredIntervalMs     int32 // transaction.remove.expired.transaction.cleanup.interval.ms
 	ProducerIDExpirationMs                 int32 // producer.id.expiration.ms
 	TransactionPartitionVerificationEnable bool  // transaction.partition.verification.enable
 

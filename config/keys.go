@@ -437,8 +437,10 @@ func brokerKeyTable() []*keyDef {
 		newKey("transaction.state.log.num.partitions", TypeInt, "50", "Partitions of __transaction_state.").ignored().check(atLeast(1)),
 		newKey("transaction.state.log.segment.bytes", TypeInt, "104857600", "Segment bytes of __transaction_state.").ignored().check(atLeast(1)),
 		newKey("transaction.state.log.load.buffer.size", TypeInt, "5242880", "Load buffer of __transaction_state.").ignored().check(atLeast(1)),
-		newKey("transaction.abort.timed.out.transaction.cleanup.interval.ms", TypeInt, "10000", "Interval to roll back timed-out transactions.").ignored().check(atLeast(1)),
-		newKey("transaction.remove.expired.transaction.cleanup.interval.ms", TypeInt, "3600000", "Interval to remove expired transactional IDs.").ignored().check(atLeast(1)),
+		newKey("transaction.abort.timed.out.transaction.cleanup.interval.ms", TypeInt, "10000", "Interval to roll back timed-out transactions (and to finish ones whose markers could not all be written).").
+			bind(func(c *Config) any { return &c.TransactionAbortTimedOutIntervalMs }).check(atLeast(1)),
+		newKey("transaction.remove.expired.transaction.cleanup.interval.ms", TypeInt, "3600000", "Interval to remove expired transactional IDs.").
+			bind(func(c *Config) any { return &c.TransactionRemoveExpiredIntervalMs }).check(atLeast(1)),
 	}
 }
 

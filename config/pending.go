@@ -16,11 +16,8 @@ var pendingKeys = []string{
 	// simple assignor.
 	"group.share.assignment.interval.ms", "group.share.assignors",
 	"group.share.max.assignment.interval.ms", "group.share.min.assignment.interval.ms",
-	// Share-group dead-letter queues (KIP-1191).
-	"errors.deadletterqueue.auto.create.topics.enable", "errors.deadletterqueue.topic.name.prefix",
-	// Transactions and producer-id expiry.
-	"transaction.max.timeout.ms", "transactional.id.expiration.ms", "producer.id.expiration.ms",
-	"transaction.partition.verification.enable",
+	// Producer-id expiry (the log uses Kafka's default, 1 day).
+	"producer.id.expiration.ms",
 	// Storage details the log does not implement yet.
 	"log.preallocate", "log.index.size.max.bytes", "log.roll.jitter.ms", "log.roll.jitter.hours",
 	"log.segment.delete.delay.ms",

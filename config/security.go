@@ -35,7 +35,7 @@ func securityKeyTable() []*keyDef {
 			"The location of the key store file (PKCS12, or with ssl.keystore.type=PEM a PEM file holding the private key and the certificate chain).").nullDef(),
 		newKey("ssl.keystore.password", TypePassword, "", "The store password for the key store file (PKCS12).").nullDef(),
 		newKey("ssl.key.password", TypePassword, "",
-			"The password of the private key. sharq reads unencrypted PEM keys only, so for PEM key stores this must be unset; for PKCS12 it is accepted and the store password is used.").nullDef(),
+			"The password of the private key: for PEM key stores the key is then an encrypted PKCS#8 key (PBES2 with PBKDF2 and AES-CBC, as openssl pkcs8 -topk8 -v2 writes); for PKCS12 the store password is used.").nullDef(),
 		newKey("ssl.keystore.certificate.chain", TypePassword, "",
 			"Certificate chain in PEM format (with ssl.keystore.type=PEM): the broker's certificate first.").nullDef(),
 		newKey("ssl.keystore.key", TypePassword, "",
@@ -85,6 +85,12 @@ func securityKeyTable() []*keyDef {
 			}
 			return ""
 		}),
+
+		newKey("sharq.metrics.basic.auth.user", TypeString, "",
+			"When set, metrics.listener asks for HTTP basic authentication with this user on /metrics and /ui (/healthz and /readyz stay open).").own().nullDef(),
+		newKey("sharq.metrics.basic.auth.password", TypePassword, "", "The password of sharq.metrics.basic.auth.user.").own().nullDef(),
+		newKey("sharq.metrics.ssl.enabled", TypeBoolean, "false",
+			"Serve metrics.listener over HTTPS with the ssl.* key store (per listener: listener.name.metrics.ssl.*; ssl.client.auth applies too).").own(),
 
 		newKey("authorizer.class.name", TypeString, "",
 			"The authorizer: empty (no authorization) or "+StandardAuthorizer+" (ACLs in the metadata log).").
@@ -538,4 +544,23 @@ func (c *Config) validateSecurity() []error {
 		}
 	}
 	return errs
+}
+
+// MetricsBasicAuth is the user and password metrics.listener requires
+// (sharq.metrics.basic.auth.user / .password); an empty user: none.
+func (c *Config) MetricsBasicAuth() (user, password string) {
+	u, _ := c.merged("sharq.metrics.basic.auth.user")
+	p, _ := c.merged("sharq.metrics.basic.auth.password")
+	return strings.TrimSpace(u), p
+}
+
+// MetricsSecurity is the TLS setup of metrics.listener when
+// sharq.metrics.ssl.enabled is true: the ssl.* keys, overridable as
+// listener.name.metrics.ssl.*, as for a Kafka listener named METRICS.
+func (c *Config) MetricsSecurity() (ListenerSecurity, bool) {
+	v, _ := c.merged("sharq.metrics.ssl.enabled")
+	if !strings.EqualFold(strings.TrimSpace(v), "true") {
+		return ListenerSecurity{}, false
+	}
+	return c.Security(Listener{Name: "METRICS", Protocol: "SSL"}), true
 }

@@ -37,7 +37,7 @@ var topicKeys = sortedTopicKeys([]*topicKey{
 		doc: "The compression level when compression.type is zstd."},
 	{name: "delete.retention.ms", typ: TypeLong, def: "86400000", synonyms: []string{"log.cleaner.delete.retention.ms"}, valid: atLeast(0),
 		doc: "The amount of time to retain delete tombstone markers for log compacted topics."},
-	{name: "errors.deadletterqueue.group.enable", typ: TypeBoolean, def: "false",
+	{name: "errors.deadletterqueue.group.enable", typ: TypeBoolean, def: "false", impl: true,
 		doc: "Whether share groups may use this topic as their dead-letter queue (KIP-1191)."},
 	{name: "file.delete.delay.ms", typ: TypeLong, def: "60000", impl: true, synonyms: []string{"log.segment.delete.delay.ms"}, valid: atLeast(0),
 		doc: "The time to wait before deleting a file from the filesystem."},

@@ -191,6 +191,12 @@ func (c *Coordinator) joinGroup(req JoinRequest, ch chan JoinResult) {
 		fail(ErrInconsistentProtocol)
 		return
 	}
+	if c.notOurs(req.Group) {
+		// Kafka: a classic join to a group that is neither classic nor
+		// consumer (a share group), with no member id.
+		ch <- JoinResult{Err: ErrInconsistentProtocol, Generation: -1}
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {

@@ -167,6 +167,9 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 		return ConsumerHeartbeatResult{}, withMsg(ErrUnsupportedAssignor, fmt.Sprintf("ServerAssignor %s is not supported. Supported assignors: %s.", *req.ServerAssignor, strings.Join(st.ConsumerAssignors, ", ")))
 	}
 
+	if c.notOurs(req.Group) {
+		return ConsumerHeartbeatResult{}, errNotConsumerGroup(req.Group)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -79,6 +80,10 @@ type Coordinator struct {
 	topics   func() map[string]TopicInfo
 	settings func(group string) Settings
 
+	// foreign reports whether a group of a type this coordinator does not
+	// manage (a share group) holds an id: SetForeignGroups.
+	foreign atomic.Pointer[func(id string) bool]
+
 	// io serialises the offset-store writes of one group (striped by
 	// group id). An OffsetCommit writes the store holding only its
 	// stripe, not mu, so heartbeats and joins never wait for an fsync and
@@ -92,6 +97,9 @@ type Coordinator struct {
 		classic  map[string]*classicGroup
 		consumer map[string]*consumerGroup
 		offsets  map[string]map[TopicPartition]Offset
+		// pending are offsets staged by open transactions, by group and
+		// producer id (txn.go).
+		pending map[string]map[int64]map[TopicPartition]Offset
 		// emptySince is when a group last became empty (offset expiry
 		// counts from there, as Kafka's currentStateTimestamp).
 		emptySince map[string]time.Time
@@ -123,6 +131,11 @@ func New(cfg Config) (*Coordinator, error) {
 	c.mu.classic = map[string]*classicGroup{}
 	c.mu.consumer = map[string]*consumerGroup{}
 	c.mu.offsets = offs
+	if ts, ok := cfg.Store.(TxnStore); ok {
+		if c.mu.pending, err = ts.LoadTxn(); err != nil {
+			return nil, fmt.Errorf("group coordinator: %w", err)
+		}
+	}
 	c.mu.emptySince = map[string]time.Time{}
 	return c, nil
 }
@@ -199,6 +212,28 @@ func (c *Coordinator) ListGroups() []Overview {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// SetForeignGroups tells the coordinator which group ids groups of other
+// types (share groups) hold. As in Kafka, where one coordinator keeps every
+// type of group under one id space, such an id is GROUP_ID_NOT_FOUND ("is
+// not a consumer group") for ConsumerGroupHeartbeat, OffsetCommit,
+// OffsetFetch and OffsetDelete, and INCONSISTENT_GROUP_PROTOCOL for a
+// classic JoinGroup, instead of a second group of the same name. f is called
+// without the coordinator's lock held, so it may take its own locks.
+func (c *Coordinator) SetForeignGroups(f func(id string) bool) { c.foreign.Store(&f) }
+
+// notOurs reports whether a group of another type holds id; a group of our
+// own under the same id (left from before the check existed) wins.
+func (c *Coordinator) notOurs(id string) bool {
+	f := c.foreign.Load()
+	return f != nil && (*f)(id) && !c.Exists(id)
+}
+
+// errNotConsumerGroup is Kafka's answer for a share group's id on the
+// consumer group APIs.
+func errNotConsumerGroup(id string) error {
+	return withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", id))
 }
 
 // Exists reports whether the coordinator knows the group.
@@ -462,6 +497,9 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) (map[TopicPartition]error
 	if req.Group == "" {
 		return nil, ErrInvalidGroupID
 	}
+	if c.notOurs(req.Group) {
+		return nil, errNotConsumerGroup(req.Group)
+	}
 	st := c.settings(req.Group)
 	io := c.ioLock(req.Group)
 	io.Lock()
@@ -541,6 +579,9 @@ func (c *Coordinator) validateCommitLocked(req CommitRequest) error {
 // checked against a consumer group when given. Missing
 // partitions are simply absent.
 func (c *Coordinator) FetchOffsets(group, memberID string, memberEpoch int32, tps []TopicPartition, all bool) (map[TopicPartition]Offset, error) {
+	if c.notOurs(group) {
+		return nil, errNotConsumerGroup(group)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {
@@ -576,6 +617,9 @@ func (c *Coordinator) FetchOffsets(group, memberID string, memberEpoch int32, tp
 // DeleteOffsets removes committed offsets of partitions the group is not
 // subscribed to (OffsetDelete).
 func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (map[TopicPartition]error, error) {
+	if c.notOurs(group) {
+		return nil, errNotConsumerGroup(group)
+	}
 	io := c.ioLock(group)
 	io.Lock()
 	defer io.Unlock()

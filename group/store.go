@@ -47,8 +47,9 @@ const (
 
 // MemStore is an in-memory OffsetStore for tests.
 type MemStore struct {
-	mu sync.Mutex
-	m  map[string]map[TopicPartition]Offset
+	mu  sync.Mutex
+	m   map[string]map[TopicPartition]Offset
+	txn map[string]map[int64]map[TopicPartition]Offset // staged (txn.go)
 }
 
 // NewMemStore returns an empty in-memory store.

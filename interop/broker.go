@@ -347,7 +347,8 @@ func BuildSharq(ctx context.Context, moduleDir, out string) error {
 
 // StartSharq runs the sharq binary on an ephemeral loopback port with a fresh
 // data dir and waits for its "ready listeners=PLAINTEXT://host:port" line.
-func StartSharq(ctx context.Context, bin, dir string, limit time.Duration) (*Process, error) {
+// extra arguments (--config FILE, more --override) follow the defaults.
+func StartSharq(ctx context.Context, bin, dir string, limit time.Duration, extra ...string) (*Process, error) {
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", data, err)
@@ -357,9 +358,10 @@ func StartSharq(ctx context.Context, bin, dir string, limit time.Duration) (*Pro
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", logPath, err)
 	}
-	cmd := exec.Command(bin,
+	// extra comes last: a later --override of the same key wins.
+	cmd := exec.Command(bin, append([]string{
 		"--override", "listeners=PLAINTEXT://127.0.0.1:0",
-		"--override", "log.dirs="+data)
+		"--override", "log.dirs=" + data}, extra...)...)
 	cmd.Dir = dir
 	cmd.Env = sharqEnv(os.Environ())
 	cmd.Stderr = logf

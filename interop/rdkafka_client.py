@@ -38,6 +38,11 @@ import confluent_kafka as ck
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
 
+# EXTRA is merged into every client's configuration (--client-config FILE:
+# key=value lines, e.g. security.protocol, sasl.* and ssl.ca.location).
+EXTRA = {}
+
+
 def emit(**obj):
     print(json.dumps(obj, sort_keys=True), flush=True)
 
@@ -84,7 +89,7 @@ def record_key(i):
 
 
 def create_topic(bootstrap, topic, partitions):
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({**EXTRA, "bootstrap.servers": bootstrap})
     fut = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)],
                               operation_timeout=30)[topic]
     fut.result(timeout=30)
@@ -96,6 +101,7 @@ def step_produce(a):
         create_topic(a.bootstrap, a.topic, a.create_partitions)
     lg, log = logger("rdkafka-producer")
     p = ck.Producer({
+        **EXTRA,
         "bootstrap.servers": a.bootstrap,
         "acks": "all",
         "enable.idempotence": True,
@@ -153,7 +159,7 @@ def consume(c, want, deadline, seen):
 
 
 def step_consume_assign(a):
-    md_client = ck.Consumer({"bootstrap.servers": a.bootstrap, "group.id": "unused-metadata-only"})
+    md_client = ck.Consumer({**EXTRA, "bootstrap.servers": a.bootstrap, "group.id": "unused-metadata-only"})
     md = md_client.list_topics(a.topic, timeout=15)
     md_client.close()
     t = md.topics.get(a.topic)
@@ -163,6 +169,7 @@ def step_consume_assign(a):
     # No group.id-based calls are made: assign() with explicit offsets needs
     # no coordinator, and auto commit is off.
     c = ck.Consumer({
+        **EXTRA,
         "bootstrap.servers": a.bootstrap,
         "group.id": "interop-rdkafka-assign-unused",
         "enable.auto.commit": False,
@@ -180,6 +187,7 @@ def step_consume_assign(a):
 
 def step_consume_group(a):
     conf = {
+        **EXTRA,
         "bootstrap.servers": a.bootstrap,
         "group.id": a.group,
         "auto.offset.reset": "earliest",
@@ -218,7 +226,7 @@ def step_share(a):
     if not hasattr(ck, "ShareConsumer"):
         emit(event="done", step="share", supported=False, client=ck.__version__)
         return
-    admin = AdminClient({"bootstrap.servers": a.bootstrap})
+    admin = AdminClient({**EXTRA, "bootstrap.servers": a.bootstrap})
     # The default share.auto.offset.reset is latest: records produced before
     # the group's first fetch would never be delivered.
     res = ConfigResource(ResourceType.GROUP, a.group, incremental_configs=[
@@ -227,6 +235,7 @@ def step_share(a):
         fut.result(timeout=30)
     emit(event="group-config", group=a.group, key="share.auto.offset.reset", value="earliest")
     c = ck.ShareConsumer({
+        **EXTRA,
         "bootstrap.servers": a.bootstrap,
         "group.id": a.group,
         "share.acknowledgement.mode": "explicit",
@@ -344,7 +353,15 @@ def main():
     ap.add_argument("--compression", default="none", help="produce: compression.type")
     ap.add_argument("--create-partitions", type=int, default=0, help="produce: create the topic first")
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--client-config", default="", help="key=value lines merged into every client config")
     a = ap.parse_args()
+    if a.client_config:
+        with open(a.client_config) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    k, _, v = line.partition("=")
+                    EXTRA[k.strip()] = v.strip()
     if a.step in ("consume-group", "share") and not a.group:
         fail("--group is required for " + a.step)
     {"produce": step_produce, "consume-assign": step_consume_assign,

@@ -177,8 +177,15 @@ const rdkafkaRecords = 12
 // librdkafka enabled from the broker's ApiVersions.
 func rdkafkaProduce(t *testing.T, tg Target, step, topic, compression string) {
 	t.Helper()
-	events, done := rdkafka(t, tg, step, nil, "produce", "--topic", topic,
-		"--count", fmt.Sprint(rdkafkaRecords), "--create-partitions", "2", "--compression", compression)
+	rdkafkaProduceWith(t, tg, step, topic, compression)
+}
+
+// rdkafkaProduceWith is rdkafkaProduce with more rdkafka_client.py
+// arguments (--client-config FILE).
+func rdkafkaProduceWith(t *testing.T, tg Target, step, topic, compression string, more ...string) {
+	t.Helper()
+	events, done := rdkafka(t, tg, step, nil, append([]string{"produce", "--topic", topic,
+		"--count", fmt.Sprint(rdkafkaRecords), "--create-partitions", "2", "--compression", compression}, more...)...)
 	if refused := done.strs("compression_refused"); len(refused) > 0 {
 		t.Errorf("%s: librdkafka would not compress with %s: %v", step, compression, refused)
 	}

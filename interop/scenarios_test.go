@@ -64,10 +64,32 @@ var scenarios = []scenario{
 	}},
 	// KafkaShareConsumer in explicit mode (java/ShareCheck.java), with the
 	// 4.4 clients and with kafka-clients 4.1.
-	{name: "share-check-4.4", run: scenarioShareCheck("kafka-"+KafkaVersion, "kafka-clients-"+KafkaVersion+".jar", KafkaVersion, true),
+	{name: "share-check-4.4", run: scenarioShareCheck("kafka-"+KafkaVersion, "kafka-clients-"+KafkaVersion+".jar", KafkaVersion, true, false),
 		requires: shareCheckAPIs},
-	{name: "share-check-4.1", run: scenarioShareCheck("kafka-clients-"+ClientsVersion41, "kafka-clients-"+ClientsVersion41+".jar", ClientsVersion41, false),
+	{name: "share-check-4.1", run: scenarioShareCheck("kafka-clients-"+ClientsVersion41, "kafka-clients-"+ClientsVersion41+".jar", ClientsVersion41, false, false),
 		requires: shareCheckAPIs},
+	// The same with a dead-letter topic (KIP-1191): the DLQ records,
+	// headers included, must be what Kafka 4.4 writes.
+	{name: "share-dlq", run: scenarioShareCheck("kafka-"+KafkaVersion, "kafka-clients-"+KafkaVersion+".jar", KafkaVersion, true, true),
+		requires: append([]int16{19, 1}, shareCheckAPIs...)}, // CreateTopics, Fetch (reading the DLQ back)
+	{name: "share-dlq-console", run: scenarioShareDLQConsole, requires: []int16{
+		1, 19, 44, // Fetch, CreateTopics, group configs
+		76, 78, 79, // ShareGroupHeartbeat, ShareFetch, ShareAcknowledge
+	}},
+	// Transactions (java/TxnCheck.java): KafkaProducer commit, abort,
+	// sendOffsetsToTransaction and zombie fencing; read_committed consumer.
+	{name: "txn-check", run: scenarioTxnCheck, requires: []int16{
+		22, 24, 25, 26, 28, // InitProducerId, AddPartitions/AddOffsetsToTxn, EndTxn, TxnOffsetCommit
+	}},
+	// Kafka Streams exactly_once_v2 word count (streams_test.go).
+	{name: "streams-eos", run: scenarioStreamsEOS, requires: []int16{
+		22, 24, 25, 26, 28, 11, 14, // transactions and the classic group protocol
+	}},
+	// kafka-transactions.sh list/describe/describe-producers/find-hanging/
+	// abort (txntool_test.go).
+	{name: "txn-tool", run: scenarioTxnTool, requires: []int16{
+		22, 26, 27, 61, 65, 66, // InitProducerId, EndTxn, WriteTxnMarkers, DescribeProducers, Describe/ListTransactions
+	}},
 	// The Strimzi demo (sharedemo_test.go): three console share consumers.
 	{name: "share-demo", run: scenarioShareDemo, requires: []int16{
 		10, 44, // coordinator, group config

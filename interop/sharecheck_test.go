@@ -68,17 +68,24 @@ var (
 // a record released every time comes exactly group.share.delivery.count.limit
 // (5) times with delivery counts 1..5 and then never again, a renewed record
 // (4.2+ clients) comes back to the same consumer without a new delivery
-// count.
-func scenarioShareCheck(set, clientsJar, version string, renew bool) func(t *testing.T, tg Target) {
+// count. With dlq (KIP-1191) the group dead-letters into dlq.TOPIC and the
+// dead-letter records (headers included) must be exactly what Kafka 4.4
+// writes: the two rejected records and the one released to the limit.
+func scenarioShareCheck(set, clientsJar, version string, renew, dlq bool) func(t *testing.T, tg Target) {
 	return func(t *testing.T, tg Target) {
 		cp := shareCheckClasspath(t, set, clientsJar)
 		j := needJava(t)
 		step := "share-check-" + version
+		args := []string{}
+		if dlq {
+			step = "share-dlq"
+			args = append(args, "dlq")
+		}
 		topic, group := "interop-"+step, "interop-"+step
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		jvmSem <- struct{}{}
-		res, err := j.RunClasspath(ctx, nil, cp, "ShareCheck", tg.Bootstrap, topic, group)
+		res, err := j.RunClasspath(ctx, nil, cp, "ShareCheck", append([]string{tg.Bootstrap, topic, group}, args...)...)
 		<-jvmSem
 		t.Logf("ShareCheck (clients %s): exit %d in %v", version, res.ExitCode, res.Elapsed.Round(time.Millisecond))
 		if err != nil {
@@ -88,7 +95,7 @@ func scenarioShareCheck(set, clientsJar, version string, renew bool) func(t *tes
 		if want := fmt.Sprintf("client %s renew=%v", version, renew); lines[0] != want {
 			t.Errorf("first line %q, want %q", lines[0], want)
 		}
-		var golden []string
+		var golden, dlqLines []string
 		summaries := map[string][2]string{}
 		last := map[string]int{} // key -> last delivery count seen
 		has := map[string]bool{}
@@ -114,6 +121,8 @@ func scenarioShareCheck(set, clientsJar, version string, renew bool) func(t *tes
 					t.Errorf("%s: delivery count %d after %d", m[1], d, last[m[1]])
 				}
 				last[m[1]] = d
+			case dlq && strings.HasPrefix(l, "dlq "):
+				dlqLines = append(dlqLines, l)
 			case shareSummaryLine.MatchString(l):
 				m := shareSummaryLine.FindStringSubmatch(l)
 				summaries[m[1]] = [2]string{m[2], m[3]}
@@ -159,10 +168,61 @@ func scenarioShareCheck(set, clientsJar, version string, renew bool) func(t *tes
 				}
 			}
 		}
+		if dlq {
+			rec := func(off int, key string, count int, msg string) string {
+				return fmt.Sprintf("dlq partition=0 key=%s value=value-of-%s timestamp=create-time-of-write headers="+
+					"__dlq.errors.topic=%s;__dlq.errors.partition=0;__dlq.errors.offset=%d;__dlq.errors.group=%s;"+
+					"__dlq.errors.delivery.count=%d;__dlq.errors.message=%s", key, key, topic, off, group, count, msg)
+			}
+			want := strings.Join([]string{
+				rec(1, "reject-0", 1, "Offset rejected by client."),
+				rec(2, "release-0", 5, "Offset delivery count exceeded the threshold."),
+				rec(5, "reject-1", 1, "Offset rejected by client."),
+			}, "\n")
+			if got := strings.Join(dlqLines, "\n"); got != want {
+				t.Errorf("dead-letter records\n got:\n%s\nwant:\n%s", got, want)
+			}
+		}
 		if r := recorder(t); r != nil {
 			if err := r.Record(tg.Name, step+"/summary", strings.Join(golden, "\n")+"\n"); err != nil {
 				t.Error(err)
 			}
+			if dlq {
+				if err := r.Record(tg.Name, step+"/records", strings.Join(dlqLines, "\n")+"\n"); err != nil {
+					t.Error(err)
+				}
+			}
 		}
+	}
+}
+
+// scenarioShareDLQConsole: kafka-console-share-consumer.sh with --reject
+// fills the group's dead-letter topic, which kafka-console-consumer.sh
+// --property print.headers=true then prints (print.headers=true): Kafka 4.4's headers and texts,
+// key and value null (copy off), one record per rejected offset in order.
+func scenarioShareDLQConsole(t *testing.T, tg Target) {
+	const topic, group, dlq = "interop-dlq-console", "interop-dlq-console", "dlq.interop-dlq-console"
+	mustTool(t, tg, "share-dlq-console/create", "", ClassTopics,
+		args(tg, "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")...)
+	mustTool(t, tg, "share-dlq-console/create-dlq", "", ClassTopics,
+		args(tg, "--create", "--topic", dlq, "--partitions", "1", "--replication-factor", "1",
+			"--config", "errors.deadletterqueue.group.enable=true")...)
+	mustTool(t, tg, "share-dlq-console/config", "", ClassConfigs,
+		args(tg, "--alter", "--entity-type", "groups", "--entity-name", group,
+			"--add-config", "share.auto.offset.reset=earliest,errors.deadletterqueue.topic.name="+dlq)...)
+	mustTool(t, tg, "share-dlq-console/produce", "a\nb\nc\n", ClassConsoleProducer, args(tg, "--topic", topic)...)
+	mustTool(t, tg, "share-dlq-console/reject", "", ClassConsoleShareConsume,
+		args(tg, "--topic", topic, "--group", group, "--reject", "--max-messages", "3", "--timeout-ms", "60000")...)
+	res := mustTool(t, tg, "share-dlq-console/read-dlq", "", ClassConsoleConsumer,
+		args(tg, "--topic", dlq, "--from-beginning", "--max-messages", "3", "--timeout-ms", "60000",
+			"--formatter-property", "print.headers=true", "--formatter-property", "print.key=true", "--formatter-property", "print.partition=true")...)
+	var want []string
+	for off := range 3 {
+		want = append(want, fmt.Sprintf("Partition:0\t__dlq.errors.topic:%s,__dlq.errors.partition:0,__dlq.errors.offset:%d,"+
+			"__dlq.errors.group:%s,__dlq.errors.delivery.count:1,__dlq.errors.message:Offset rejected by client.\tnull\tnull",
+			topic, off, group))
+	}
+	if got := strings.TrimSuffix(res.Stdout, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("dead-letter topic printed\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
 }

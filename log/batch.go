@@ -5,37 +5,36 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+
+	"sharq/log/recordbatch"
 )
 
-// v2 RecordBatch header layout (all big-endian). The CRC covers everything
-// from attributes to the end of the batch, so base offset and partition
-// leader epoch can be assigned in place without recomputing it.
+// The v2 RecordBatch header layout is recordbatch's; the short names keep
+// this package's many uses readable.
 const (
-	offBaseOffset      = 0  // int64
-	offBatchLength     = 8  // int32: bytes after this field
-	offLeaderEpoch     = 12 // int32
-	offMagic           = 16 // int8
-	offCRC             = 17 // uint32, CRC-32C of [offAttributes:]
-	offAttributes      = 21 // int16
-	offLastOffsetDelta = 23 // int32
-	offBaseTimestamp   = 27 // int64
-	offMaxTimestamp    = 35 // int64
-	offProducerID      = 43 // int64
-	offProducerEpoch   = 51 // int16
-	offBaseSequence    = 53 // int32
-	offRecordCount     = 57 // int32
-	batchHeaderSize    = 61
+	offBaseOffset      = recordbatch.OffBaseOffset
+	offBatchLength     = recordbatch.OffBatchLength
+	offLeaderEpoch     = recordbatch.OffLeaderEpoch
+	offMagic           = recordbatch.OffMagic
+	offCRC             = recordbatch.OffCRC
+	offAttributes      = recordbatch.OffAttributes
+	offLastOffsetDelta = recordbatch.OffLastOffsetDelta
+	offBaseTimestamp   = recordbatch.OffBaseTimestamp
+	offMaxTimestamp    = recordbatch.OffMaxTimestamp
+	offProducerID      = recordbatch.OffProducerID
+	offProducerEpoch   = recordbatch.OffProducerEpoch
+	offBaseSequence    = recordbatch.OffBaseSequence
+	offRecordCount     = recordbatch.OffRecordCount
+	batchHeaderSize    = recordbatch.HeaderSize
 
-	// batchLengthOverhead is what batchLength does not count: baseOffset and
-	// batchLength itself.
-	batchLengthOverhead = 12
+	batchLengthOverhead = recordbatch.LengthOverhead
 
-	attrCompressionMask = 0x07
-	attrTimestampType   = 0x08
-	attrTransactional   = 0x10
-	attrControl         = 0x20
+	attrCompressionMask = recordbatch.AttrCompressionMask
+	attrTimestampType   = recordbatch.AttrTimestampType
+	attrTransactional   = recordbatch.AttrTransactional
+	attrControl         = recordbatch.AttrControl
 
-	magicV2 = 2
+	magicV2 = recordbatch.MagicV2
 
 	// minRecordSize is the smallest v2 record body: attributes, timestamp
 	// delta, offset delta, null key, null value, zero headers (a byte each).
@@ -45,30 +44,12 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // batchHeader is the decoded fixed part of a v2 RecordBatch.
-type batchHeader struct {
-	baseOffset      int64
-	size            int32 // whole batch in bytes (batchLength + 12)
-	leaderEpoch     int32
-	magic           int8
-	crc             uint32
-	attributes      int16
-	lastOffsetDelta int32
-	baseTimestamp   int64
-	maxTimestamp    int64
-	producerID      int64
-	producerEpoch   int16
-	baseSequence    int32
-	recordCount     int32
-}
-
-func (h *batchHeader) lastOffset() int64 { return h.baseOffset + int64(h.lastOffsetDelta) }
-
-func (h *batchHeader) compression() int { return int(h.attributes & attrCompressionMask) }
+type batchHeader = recordbatch.Header
 
 // lastSequence is the sequence of the last record, wrapping like Kafka's
 // DefaultRecordBatch.incrementSequence.
-func (h *batchHeader) lastSequence() int32 {
-	return incrementSequence(h.baseSequence, h.lastOffsetDelta)
+func lastSequence(h *batchHeader) int32 {
+	return incrementSequence(h.BaseSequence, h.LastOffsetDelta)
 }
 
 func incrementSequence(seq, delta int32) int32 {
@@ -79,27 +60,10 @@ func incrementSequence(seq, delta int32) int32 {
 }
 
 // parseHeader decodes the first batchHeaderSize bytes of b.
-func parseHeader(b []byte) batchHeader {
-	_ = b[batchHeaderSize-1]
-	return batchHeader{
-		baseOffset:      int64(binary.BigEndian.Uint64(b[offBaseOffset:])),
-		size:            int32(binary.BigEndian.Uint32(b[offBatchLength:])) + batchLengthOverhead,
-		leaderEpoch:     int32(binary.BigEndian.Uint32(b[offLeaderEpoch:])),
-		magic:           int8(b[offMagic]),
-		crc:             binary.BigEndian.Uint32(b[offCRC:]),
-		attributes:      int16(binary.BigEndian.Uint16(b[offAttributes:])),
-		lastOffsetDelta: int32(binary.BigEndian.Uint32(b[offLastOffsetDelta:])),
-		baseTimestamp:   int64(binary.BigEndian.Uint64(b[offBaseTimestamp:])),
-		maxTimestamp:    int64(binary.BigEndian.Uint64(b[offMaxTimestamp:])),
-		producerID:      int64(binary.BigEndian.Uint64(b[offProducerID:])),
-		producerEpoch:   int16(binary.BigEndian.Uint16(b[offProducerEpoch:])),
-		baseSequence:    int32(binary.BigEndian.Uint32(b[offBaseSequence:])),
-		recordCount:     int32(binary.BigEndian.Uint32(b[offRecordCount:])),
-	}
-}
+func parseHeader(b []byte) batchHeader { return recordbatch.Parse(b) }
 
 // batchCRC computes the CRC-32C a v2 batch must carry.
-func batchCRC(b []byte) uint32 { return crc32.Checksum(b[offAttributes:], castagnoli) }
+func batchCRC(b []byte) uint32 { return recordbatch.Checksum(b) }
 
 // validateLimits is what validateBatch needs from the topic config.
 type validateLimits struct {
@@ -129,38 +93,38 @@ func validateBatch(b []byte, lim *validateLimits) (batchHeader, int64, error) {
 		return h, 0, fmt.Errorf("%w: %d bytes is shorter than the %d-byte v2 header", ErrCorruptMessage, len(b), batchHeaderSize)
 	}
 	h = parseHeader(b)
-	if int64(h.size) != int64(len(b)) {
-		return h, 0, fmt.Errorf("%w: batchLength says %d bytes, got %d", ErrCorruptMessage, int64(h.size), len(b))
+	if int64(h.Size) != int64(len(b)) {
+		return h, 0, fmt.Errorf("%w: batchLength says %d bytes, got %d", ErrCorruptMessage, int64(h.Size), len(b))
 	}
 	if lim.maxBytes > 0 && len(b) > int(lim.maxBytes) {
 		return h, 0, fmt.Errorf("%w: batch of %d bytes exceeds max.message.bytes %d", ErrMessageTooLarge, len(b), lim.maxBytes)
 	}
-	if got := batchCRC(b); got != h.crc {
-		return h, 0, fmt.Errorf("%w: CRC-32C is %08x, header says %08x", ErrCorruptMessage, got, h.crc)
+	if got := batchCRC(b); got != h.CRC {
+		return h, 0, fmt.Errorf("%w: CRC-32C is %08x, header says %08x", ErrCorruptMessage, got, h.CRC)
 	}
-	if h.compression() > 4 {
-		return h, 0, fmt.Errorf("%w: unknown compression codec %d", ErrCorruptMessage, h.compression())
+	if h.Compression() > 4 {
+		return h, 0, fmt.Errorf("%w: unknown compression codec %d", ErrCorruptMessage, h.Compression())
 	}
-	if h.attributes&attrControl != 0 && !lim.allowControl {
+	if h.Attributes&attrControl != 0 && !lim.allowControl {
 		return h, 0, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
 	}
-	if h.recordCount <= 0 {
-		return h, 0, fmt.Errorf("%w: record count %d", ErrInvalidRecord, h.recordCount)
+	if h.RecordCount <= 0 {
+		return h, 0, fmt.Errorf("%w: record count %d", ErrInvalidRecord, h.RecordCount)
 	}
-	if h.lastOffsetDelta < 0 || h.lastOffsetDelta != h.recordCount-1 {
-		return h, 0, fmt.Errorf("%w: lastOffsetDelta %d does not match record count %d", ErrInvalidRecord, h.lastOffsetDelta, h.recordCount)
+	if h.LastOffsetDelta < 0 || h.LastOffsetDelta != h.RecordCount-1 {
+		return h, 0, fmt.Errorf("%w: lastOffsetDelta %d does not match record count %d", ErrInvalidRecord, h.LastOffsetDelta, h.RecordCount)
 	}
-	if h.producerID >= 0 && h.baseSequence < 0 && lim.requireSequence {
-		return h, 0, fmt.Errorf("%w: producer id %d with sequence %d", ErrInvalidRecord, h.producerID, h.baseSequence)
+	if h.ProducerID >= 0 && h.BaseSequence < 0 && lim.requireSequence {
+		return h, 0, fmt.Errorf("%w: producer id %d with sequence %d", ErrInvalidRecord, h.ProducerID, h.BaseSequence)
 	}
-	if h.attributes&attrTransactional != 0 && h.producerID < 0 {
+	if h.Attributes&attrTransactional != 0 && h.ProducerID < 0 {
 		return h, 0, fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidRecord)
 	}
 	maxTs, err := walkRecords(b, &h, lim)
 	if err != nil {
 		return h, 0, err
 	}
-	if err := checkTimestamp(h.maxTimestamp, lim); err != nil {
+	if err := checkTimestamp(h.MaxTimestamp, lim); err != nil {
 		return h, 0, err
 	}
 	return h, maxTs, nil
@@ -194,15 +158,15 @@ func checkTimestamp(ts int64, lim *validateLimits) error {
 func walkRecords(b []byte, h *batchHeader, lim *validateLimits) (int64, error) {
 	var lo, hi int64
 	var err error
-	if c := h.compression(); c == codecNone {
-		lo, hi, err = scanRecords(b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+	if c := h.Compression(); c == codecNone {
+		lo, hi, err = scanRecords(b[batchHeaderSize:], h.RecordCount, h.BaseTimestamp)
 	} else {
-		lo, hi, err = scanCompressed(c, b[batchHeaderSize:], h.recordCount, h.baseTimestamp)
+		lo, hi, err = scanCompressed(c, b[batchHeaderSize:], h.RecordCount, h.BaseTimestamp)
 	}
 	if err != nil {
 		return 0, err
 	}
-	if h.attributes&attrTimestampType == 0 && lim.timestampType == CreateTime {
+	if h.Attributes&attrTimestampType == 0 && lim.timestampType == CreateTime {
 		if lo != math.MaxInt64 {
 			if err := checkTimestamp(lo, lim); err != nil {
 				return 0, err
@@ -383,7 +347,7 @@ records:
 func recordTimestamps(b []byte, h *batchHeader, fn func(delta int32, ts int64) bool) {
 	p := b[batchHeaderSize:]
 	pos := 0
-	for i := int32(0); i < h.recordCount && pos < len(p); i++ {
+	for i := int32(0); i < h.RecordCount && pos < len(p); i++ {
 		length, body := varintAt(p, pos)
 		if body < 0 || length < 1 || length > int64(len(p)-body) {
 			return
@@ -393,7 +357,7 @@ func recordTimestamps(b []byte, h *batchHeader, fn func(delta int32, ts int64) b
 		if next < 0 {
 			return
 		}
-		if !fn(i, h.baseTimestamp+tsDelta) {
+		if !fn(i, h.BaseTimestamp+tsDelta) {
 			return
 		}
 		pos = end

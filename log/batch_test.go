@@ -108,8 +108,8 @@ func TestCreateTimeMaxTimestampCorrected(t *testing.T) {
 	binary.BigEndian.PutUint64(b[offMaxTimestamp:], 1) // a client bug
 	fixCRC(b)
 	mustAppend(t, l, b)
-	if h := parseHeader(b); h.maxTimestamp != 5_020 || batchCRC(b) != h.crc {
-		t.Fatalf("maxTimestamp %d, crc ok %v", h.maxTimestamp, batchCRC(b) == h.crc)
+	if h := parseHeader(b); h.MaxTimestamp != 5_020 || batchCRC(b) != h.CRC {
+		t.Fatalf("maxTimestamp %d, crc ok %v", h.MaxTimestamp, batchCRC(b) == h.CRC)
 	}
 }
 
@@ -130,7 +130,7 @@ func TestProducerSnapshotCodec(t *testing.T) {
 	ps := newProducerState()
 	for i := 0; i < 8; i++ {
 		h := parseHeader(makeBatch(idem(int64(i%3), int16(i/4), int32(i), 1)))
-		h.baseOffset = int64(i)
+		h.BaseOffset = int64(i)
 		ps.update(&h)
 	}
 	enc := ps.encode()

@@ -140,7 +140,7 @@ func benchLog(b *testing.B, n int) *Log {
 	}
 	batch := benchBatch(1 << 10)
 	h := parseHeader(batch)
-	span := h.maxTimestamp - h.baseTimestamp
+	span := h.MaxTimestamp - h.BaseTimestamp
 	for i := 0; i < n; i++ {
 		// batch i starts at timestamp 10*i
 		binary.BigEndian.PutUint64(batch[offBaseTimestamp:], uint64(10*i))
@@ -245,11 +245,11 @@ func BenchmarkScanRecords(b *testing.B) {
 			b.SetBytes(int64(len(p)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, _, err := scanRecords(p, h.recordCount, h.baseTimestamp); err != nil {
+				if _, _, err := scanRecords(p, h.RecordCount, h.BaseTimestamp); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(h.recordCount), "ns/record")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(h.RecordCount), "ns/record")
 		})
 	}
 }

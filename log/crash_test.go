@@ -72,7 +72,7 @@ func (w crashWorkload) run(fsys *MemFS) *crashModel {
 				// of the batch that holds to.
 				cut := to
 				for base, b := range model.written {
-					if h := parseHeader(b); base <= to && to <= h.lastOffset() {
+					if h := parseHeader(b); base <= to && to <= h.LastOffset() {
 						cut = base
 					}
 				}
@@ -96,8 +96,8 @@ func (w crashWorkload) run(fsys *MemFS) *crashModel {
 			model.maxStart = model.ackedStart
 			clear(seqs)
 			for _, b := range model.written {
-				if h := parseHeader(b); h.producerID >= 0 {
-					seqs[h.producerID] = max(seqs[h.producerID], h.lastSequence()+1)
+				if h := parseHeader(b); h.ProducerID >= 0 {
+					seqs[h.ProducerID] = max(seqs[h.ProducerID], lastSequence(&h)+1)
 				}
 			}
 		case r == 1:
@@ -125,7 +125,7 @@ func (w crashWorkload) run(fsys *MemFS) *crashModel {
 			if err != nil {
 				// The write may have reached the disk before the crash
 				// although it was never acknowledged.
-				if parseHeader(b).baseOffset == model.end {
+				if parseHeader(b).BaseOffset == model.end {
 					model.written[model.end] = append([]byte(nil), b...)
 				}
 				return model
@@ -183,19 +183,19 @@ func (w crashWorkload) verify(t *testing.T, img *MemFS, model *crashModel, point
 		}
 		for len(out) > 0 {
 			h := parseHeader(out)
-			b := out[:h.size]
-			if (first && (h.baseOffset > next || h.lastOffset() < next)) || (!first && h.baseOffset != next) {
-				fail("batch [%d, %d] where %d was expected", h.baseOffset, h.lastOffset(), next)
+			b := out[:h.Size]
+			if (first && (h.BaseOffset > next || h.LastOffset() < next)) || (!first && h.BaseOffset != next) {
+				fail("batch [%d, %d] where %d was expected", h.BaseOffset, h.LastOffset(), next)
 			}
 			first = false
-			if !bytes.Equal(b, model.written[h.baseOffset]) {
-				fail("batch at %d is not what was written", h.baseOffset)
+			if !bytes.Equal(b, model.written[h.BaseOffset]) {
+				fail("batch at %d is not what was written", h.BaseOffset)
 			}
-			if h.producerID >= 0 {
-				lastOfProducer[h.producerID] = append([]byte(nil), b...)
+			if h.ProducerID >= 0 {
+				lastOfProducer[h.ProducerID] = append([]byte(nil), b...)
 			}
-			next = h.lastOffset() + 1
-			out = out[h.size:]
+			next = h.LastOffset() + 1
+			out = out[h.Size:]
 		}
 	}
 	if next != leo {
@@ -211,9 +211,9 @@ func (w crashWorkload) verify(t *testing.T, img *MemFS, model *crashModel, point
 	// recognised as a duplicate with its original offsets.
 	for pid, b := range lastOfProducer {
 		orig := parseHeader(b)
-		res, err := l.Append(append([]byte(nil), b...), orig.leaderEpoch)
-		if err != nil || !res.Duplicate || res.BaseOffset != orig.baseOffset {
-			fail("retry of producer %d batch %d after crash: %+v %v", pid, orig.baseOffset, res, err)
+		res, err := l.Append(append([]byte(nil), b...), orig.LeaderEpoch)
+		if err != nil || !res.Duplicate || res.BaseOffset != orig.BaseOffset {
+			fail("retry of producer %d batch %d after crash: %+v %v", pid, orig.BaseOffset, res, err)
 		}
 	}
 	// Time lookups agree with the data.

@@ -12,6 +12,7 @@
 //	    00000000000000001234.log        next segment: its name is its base offset
 //	    ...
 //	    00000000000000001234.snapshot   producer state at offset 1234 (sharq format)
+//	    00000000000000001234.txnindex   aborted transactions whose marker is in that segment
 //	    leader-epoch-checkpoint         epoch -> start offset (Kafka text format)
 //	    log-start-offset-checkpoint     log start moved by DeleteRecords
 //	    recovery-point-offset-checkpoint first segment that may not be fsynced
@@ -67,13 +68,25 @@
 //
 // # Producer snapshot (<offset>.snapshot, sharq's own format)
 //
-//	"SQPS" | version u8 (1) | count u32 | entries | CRC-32C u32
-//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | n u8 |
+//	"SQPS" | version u8 (2; 1 is still read) | count u32 | entries | CRC-32C u32
+//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | txnFirst i64 |
+//	       coordinatorEpoch i32 | n u8 |
 //	       n x (firstSeq i32 | lastSeq i32 | firstOffset i64 | lastOffsetDelta i32)
 //
 // Written at every roll (state before the new segment) and at Close (state
 // at the log end). Kafka names the file the same way, but its content is
 // Kafka's format only in name: Kafka tools must not be pointed at it.
+//
+// # Transactions
+//
+// A transactional batch opens its producer's transaction in the partition
+// (its first offset is kept in the producer state, and snapshotted); a
+// COMMIT or ABORT control batch written by AppendMarker closes it. The last
+// stable offset is the first offset of the oldest open transaction, or the
+// high watermark; ReadCommitted stops there. Every ABORT adds an entry to
+// the segment's .txnindex (Kafka's format, see txnindex.go), which Fetch
+// turns into AbortedTransactions; recovery rebuilds the entries of what it
+// replays.
 //
 // # Open logs
 //
@@ -146,7 +159,9 @@
 //     after the last index entry is checked (framing, CRC, and that it ends
 //     where the next segment begins). A segment failing that is reported by
 //     file name as an ErrStorage error, never served. A damaged index of
-//     such a segment is rebuilt from it.
+//     such a segment is rebuilt from it, and so is one emptied or cut
+//     short: the tail check sees more than index.interval.bytes after the
+//     last .index entry, or no .timeindex entry for the largest timestamp.
 //   - Sealed segments from the recovery point on (their background fsync
 //     may not have finished) are scanned completely and their indexes
 //     rebuilt; one that ends early is cut there, becomes the active segment,
@@ -173,6 +188,5 @@
 //
 // cleanup.policy=compact fits the segment model (a cleaner rewrites sealed
 // segments into .cleaned files and swaps them in); offset continuity in
-// recovery would then become "strictly increasing". Transaction markers
-// need an append path for control batches (validateLimits.allowControl).
+// recovery would then become "strictly increasing".
 package log

@@ -30,6 +30,8 @@ func ErrorCode(err error) int16 {
 		return kerr.UnknownProducerID.Code
 	case errors.Is(err, ErrUnsupportedMagic):
 		return kerr.UnsupportedForMessageFormat.Code
+	case errors.Is(err, ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
 	case errors.Is(err, ErrClosed):
 		return kerr.NotLeaderForPartition.Code
 	default:

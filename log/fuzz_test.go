@@ -34,7 +34,7 @@ func FuzzValidateBatch(f *testing.F) {
 			}
 			return
 		}
-		if len(b) < batchHeaderSize || int(h.size) != len(b) || batchCRC(b) != h.crc || h.recordCount != h.lastOffsetDelta+1 || h.magic != 2 {
+		if len(b) < batchHeaderSize || int(h.Size) != len(b) || batchCRC(b) != h.CRC || h.RecordCount != h.LastOffsetDelta+1 || h.Magic != 2 {
 			t.Fatalf("accepted an invalid batch: %+v", h)
 		}
 		// what Append does to an accepted batch keeps it valid
@@ -144,11 +144,11 @@ func FuzzRecovery(f *testing.F) {
 			served = append(served, out...)
 			for len(out) > 0 {
 				h := parseHeader(out)
-				if r := checkStored(out[:h.size], next, true); r != "" {
+				if r := checkStored(out[:h.Size], next, true); r != "" {
 					t.Fatalf("served an invalid batch at %d: %s", next, r)
 				}
-				next = h.lastOffset() + 1
-				out = out[h.size:]
+				next = h.LastOffset() + 1
+				out = out[h.Size:]
 			}
 		}
 		checkIndexes(t, l1)
@@ -167,8 +167,8 @@ func FuzzRecovery(f *testing.F) {
 			again = append(again, out...)
 			for len(out) > 0 {
 				h := parseHeader(out)
-				off = h.lastOffset() + 1
-				out = out[h.size:]
+				off = h.LastOffset() + 1
+				out = out[h.Size:]
 			}
 		}
 		if !bytes.Equal(served, again) {

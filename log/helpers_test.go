@@ -196,9 +196,9 @@ func readAll(t testing.TB, l *Log, from int64) [][]byte {
 		}
 		for len(b) > 0 {
 			h := parseHeader(b)
-			out = append(out, append([]byte(nil), b[:h.size]...))
-			off = h.lastOffset() + 1
-			b = b[h.size:]
+			out = append(out, append([]byte(nil), b[:h.Size]...))
+			off = h.LastOffset() + 1
+			b = b[h.Size:]
 		}
 	}
 	return out
@@ -239,8 +239,8 @@ func checkIndexes(t testing.TB, l *Log) {
 			if err := readFull(s.log, hdr[:], int64(pos)); err != nil {
 				t.Fatalf("%s: index entry %d position %d: %v", s.logPath, i/8, pos, err)
 			}
-			if h := parseHeader(hdr[:]); h.lastOffset() != s.base+int64(rel) {
-				t.Fatalf("%s: index entry %d says offset %d at %d, batch there ends at %d", s.logPath, i/8, s.base+int64(rel), pos, h.lastOffset())
+			if h := parseHeader(hdr[:]); h.LastOffset() != s.base+int64(rel) {
+				t.Fatalf("%s: index entry %d says offset %d at %d, batch there ends at %d", s.logPath, i/8, s.base+int64(rel), pos, h.LastOffset())
 			}
 		}
 		prev := int64(-1)

@@ -75,7 +75,9 @@ type Log struct {
 		epochs   epochCache
 		closed   bool
 		failed   error // sticky storage failure (fsyncgate: never retry)
+		// txn: open transactions and the aborted index (txn.go)
 	}
+	txn txnState // guarded by mu, written with appendMu held
 
 	// gc is the group commit state: offsets below gc.offset are durable.
 	// One waiter at a time becomes the syncer; the others wait on cond and
@@ -215,6 +217,12 @@ func (l *Log) hwLocked() int64 {
 // Append validates one v2 RecordBatch as produced, assigns its offsets and
 // leader epoch in place and writes it. See api.go for the contract.
 func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
+	return l.appendBatch(batch, leaderEpoch, false)
+}
+
+// appendBatch is Append; marker is set for the control batches AppendMarker
+// builds (no sequence, allowed control bit).
+func (l *Log) appendBatch(batch []byte, leaderEpoch int32, marker bool) (AppendResult, error) {
 	res := AppendResult{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1}
 	l.appendMu.Lock()
 	l.mu.RLock()
@@ -235,14 +243,20 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 		beforeMaxMs:     cfg.TimestampBeforeMaxMs,
 		afterMaxMs:      cfg.TimestampAfterMaxMs,
 		nowMs:           nowMs,
-		requireSequence: true,
+		requireSequence: !marker,
+		allowControl:    marker,
 	}
 	h, maxRecTs, err := validateBatch(batch, &lim)
 	if err != nil {
 		l.appendMu.Unlock()
 		return res, err
 	}
-	if h.producerID >= 0 {
+	if marker {
+		if err := l.producers.checkMarker(&h); err != nil {
+			l.appendMu.Unlock()
+			return res, err
+		}
+	} else if h.ProducerID >= 0 {
 		if orig, dup := l.producers.duplicate(&h); dup {
 			l.appendMu.Unlock()
 			res.BaseOffset = orig.firstOffset
@@ -258,11 +272,11 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 	}
 	if cfg.TimestampType == LogAppendTime {
 		setMaxTimestamp(batch, LogAppendTime, nowMs)
-		h.maxTimestamp = nowMs
+		h.MaxTimestamp = nowMs
 		res.LogAppendTime = nowMs
-	} else if h.attributes&attrTimestampType != 0 || maxRecTs != h.maxTimestamp {
+	} else if h.Attributes&attrTimestampType != 0 || maxRecTs != h.MaxTimestamp {
 		setMaxTimestamp(batch, CreateTime, maxRecTs)
-		h.maxTimestamp = maxRecTs
+		h.MaxTimestamp = maxRecTs
 	}
 
 	if l.cleanMarker {
@@ -278,7 +292,7 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 		}
 	}
 	base := active.next
-	h.baseOffset = base
+	h.BaseOffset = base
 	setBaseOffsetAndEpoch(batch, base, leaderEpoch)
 	if leaderEpoch >= 0 && leaderEpoch > latestEpoch {
 		// Rare (once per leader change), so it is written synchronously:
@@ -306,17 +320,22 @@ func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 	l.writeOK()
 	l.mu.Lock()
 	active.onAppendLocked(&h, pos, int64(cfg.IndexIntervalBytes))
-	active.size.Store(pos + int64(h.size))
+	active.size.Store(pos + int64(h.Size))
 	l.mu.leo = active.next
 	end := l.mu.leo
 	logStart = l.mu.logStart
 	l.mu.Unlock()
-	l.size.Add(int64(h.size))
-	l.producers.update(&h)
+	l.size.Add(int64(h.Size))
+	if txnFirst := l.producers.update(&h); h.Attributes&attrTransactional != 0 {
+		if err := l.afterTxnAppend(&h, txnFirst, batch); err != nil {
+			l.appendMu.Unlock()
+			return res, err
+		}
+	}
 
 	wait := cfg.FlushMessages == 1
 	if cfg.FlushMessages > 1 {
-		l.unflushedMsgs += int64(h.recordCount)
+		l.unflushedMsgs += int64(h.RecordCount)
 		if l.unflushedMsgs >= cfg.FlushMessages {
 			l.unflushedMsgs = 0
 			wait = true
@@ -341,13 +360,13 @@ func (l *Log) shouldRoll(s *segment, h *batchHeader, cfg *Config, nowMs int64) b
 		return false
 	}
 	switch {
-	case size+int64(h.size) > cfg.SegmentBytes:
+	case size+int64(h.Size) > cfg.SegmentBytes:
 		return true
 	case cfg.SegmentMs > 0 && s.rollBaseMs >= 0 && nowMs-s.rollBaseMs > cfg.SegmentMs:
 		return true
 	case len(s.idx)+offsetIndexEntry > maxIndexBytes || len(s.tidx)+timeIndexEntry > maxIndexBytes:
 		return true
-	case s.next+int64(h.lastOffsetDelta)-s.base > math.MaxInt32:
+	case s.next+int64(h.LastOffsetDelta)-s.base > math.MaxInt32:
 		return true
 	}
 	return false
@@ -690,6 +709,11 @@ func (l *Log) pruneSnapshots(keep int64) {
 // Read appends to dst whole batches from the one containing offset; see
 // api.go for the contract.
 func (l *Log) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
+	return l.read(offset, maxBytes, dst, false)
+}
+
+// read is Read; committed bounds it by the last stable offset.
+func (l *Log) read(offset int64, maxBytes int32, dst []byte, committed bool) ([]byte, error) {
 	l.mu.RLock()
 	if err := l.usableLocked(); err != nil {
 		l.mu.RUnlock()
@@ -701,6 +725,9 @@ func (l *Log) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
 		return dst, fmt.Errorf("%w: offset %d is outside [%d, %d] of %s-%d", ErrOffsetOutOfRange, offset, ls, le, l.topic, l.partition)
 	}
 	hw := l.hwLocked()
+	if committed {
+		hw = l.lsoLocked()
+	}
 	if offset >= hw {
 		l.mu.RUnlock()
 		return dst, nil
@@ -877,27 +904,27 @@ func (l *Log) MaxTimestamp() (offset, timestamp int64, err error) {
 			return last, ts, nil // not found again: the tracked batch's last offset
 		}
 		h := parseHeader(b)
-		sc.advance(int64(h.size))
-		if h.maxTimestamp != ts {
+		sc.advance(int64(h.Size))
+		if h.MaxTimestamp != ts {
 			continue
 		}
-		if h.attributes&attrTimestampType != 0 {
-			return h.baseOffset, ts, nil // LogAppendTime: every record has it
+		if h.Attributes&attrTimestampType != 0 {
+			return h.BaseOffset, ts, nil // LogAppendTime: every record has it
 		}
-		if h.compression() != 0 {
-			delta, ok, err := firstRecordAt(h.compression(), b[batchHeaderSize:], h.recordCount, h.baseTimestamp, ts)
+		if h.Compression() != 0 {
+			delta, ok, err := firstRecordAt(h.Compression(), b[batchHeaderSize:], h.RecordCount, h.BaseTimestamp, ts)
 			if err != nil {
-				return -1, -1, fmt.Errorf("batch at offset %d of %s: %w", h.baseOffset, s.logPath, err)
+				return -1, -1, fmt.Errorf("batch at offset %d of %s: %w", h.BaseOffset, s.logPath, err)
 			}
 			if ok {
-				return h.baseOffset + int64(delta), ts, nil
+				return h.BaseOffset + int64(delta), ts, nil
 			}
-			return h.lastOffset(), ts, nil
+			return h.LastOffset(), ts, nil
 		}
 		found := int64(-1)
 		recordTimestamps(b, &h, func(delta int32, rts int64) bool {
 			if rts == ts {
-				found = h.baseOffset + int64(delta)
+				found = h.BaseOffset + int64(delta)
 				return false
 			}
 			return true
@@ -905,7 +932,7 @@ func (l *Log) MaxTimestamp() (offset, timestamp int64, err error) {
 		if found >= 0 {
 			return found, ts, nil
 		}
-		return h.lastOffset(), ts, nil
+		return h.LastOffset(), ts, nil
 	}
 }
 
@@ -982,19 +1009,19 @@ func (s *segment) findTimestamp(ts int64, sealed bool, pos, limit, hw, logStart 
 			return -1, -1, nil
 		}
 		h := parseHeader(b)
-		sc.advance(int64(h.size))
-		if h.baseOffset >= hw {
+		sc.advance(int64(h.Size))
+		if h.BaseOffset >= hw {
 			return -1, -1, nil
 		}
-		if h.maxTimestamp < ts || h.lastOffset() < logStart {
+		if h.MaxTimestamp < ts || h.LastOffset() < logStart {
 			continue
 		}
-		if h.attributes&attrTimestampType != 0 || h.compression() != 0 {
-			return max(h.baseOffset, logStart), h.maxTimestamp, nil
+		if h.Attributes&attrTimestampType != 0 || h.Compression() != 0 {
+			return max(h.BaseOffset, logStart), h.MaxTimestamp, nil
 		}
 		foundOff, foundTs := int64(-1), int64(-1)
 		recordTimestamps(b, &h, func(delta int32, rts int64) bool {
-			o := h.baseOffset + int64(delta)
+			o := h.BaseOffset + int64(delta)
 			if rts >= ts && o >= logStart {
 				foundOff, foundTs = o, rts
 				return false
@@ -1087,12 +1114,14 @@ func (l *Log) deleteSegmentsLocked(pred func(s, next *segment) bool, reason stri
 		l.mu.logStart = first
 	}
 	newStart := l.mu.logStart
+	l.dropAbortedBelowLocked(l.mu.segs[0].base)
 	l.mu.Unlock()
 	for _, s := range doomed {
 		// .log first: index files without a .log are removed on open
 		l.removeFile(segmentName(s.base, logSuffix))
 		l.removeFile(segmentName(s.base, indexSuffix))
 		l.removeFile(segmentName(s.base, timeIndexSuffix))
+		l.removeFile(segmentName(s.base, txnIndexSuffix))
 		l.size.Add(-s.size.Load())
 		l.logger.Info("deleted segment", "file", s.logPath, "reason", reason, "bytes", s.size.Load(), "log_start_offset", newStart)
 		s.release() // files close when the last reader is done
@@ -1222,8 +1251,8 @@ func (l *Log) TruncateTo(offset int64) error {
 	// Find the batch that contains offset.
 	cut, newEnd := int64(-1), int64(-1)
 	res, err := scanSegment(s, 0, s.size.Load(), s.base, false, func(h *batchHeader, pos int64) {
-		if cut < 0 && h.lastOffset() >= offset {
-			cut, newEnd = pos, h.baseOffset
+		if cut < 0 && h.LastOffset() >= offset {
+			cut, newEnd = pos, h.BaseOffset
 		}
 	})
 	if err != nil {
@@ -1297,13 +1326,13 @@ func (l *Log) TruncateTo(offset int64) error {
 		lastIdxPos = int64(p)
 	}
 	_, err = scanSegment(s, max(lastIdxPos, 0), cut, -1, false, func(h *batchHeader, pos int64) {
-		if h.maxTimestamp > maxTs {
-			maxTs, maxTsOffset = h.maxTimestamp, h.lastOffset()
+		if h.MaxTimestamp > maxTs {
+			maxTs, maxTsOffset = h.MaxTimestamp, h.LastOffset()
 		}
 		if pos == lastIdxPos {
 			bytesSince = 0
 		}
-		bytesSince += int64(h.size)
+		bytesSince += int64(h.Size)
 	})
 	if err != nil {
 		return l.fail("scan "+s.logPath, err)
@@ -1498,6 +1527,7 @@ func removeNewestFirst(l *Log, doomed []*segment) {
 		l.removeFile(segmentName(d.base, logSuffix))
 		l.removeFile(segmentName(d.base, indexSuffix))
 		l.removeFile(segmentName(d.base, timeIndexSuffix))
+		l.removeFile(segmentName(d.base, txnIndexSuffix))
 	}
 }
 

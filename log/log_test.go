@@ -23,13 +23,13 @@ func TestAppendAssignsOffsetsAndEpoch(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := parseHeader(b)
-		if res.BaseOffset != h.baseOffset || res.LastOffset != h.lastOffset() || h.leaderEpoch != 7 {
-			t.Fatalf("append %d: result %+v, header base %d last %d epoch %d", i, res, h.baseOffset, h.lastOffset(), h.leaderEpoch)
+		if res.BaseOffset != h.BaseOffset || res.LastOffset != h.LastOffset() || h.LeaderEpoch != 7 {
+			t.Fatalf("append %d: result %+v, header base %d last %d epoch %d", i, res, h.BaseOffset, h.LastOffset(), h.LeaderEpoch)
 		}
 		if res.LogAppendTime != -1 || res.Duplicate {
 			t.Fatalf("unexpected %+v", res)
 		}
-		if batchCRC(b) != h.crc {
+		if batchCRC(b) != h.CRC {
 			t.Fatal("CRC broken by in-place assignment")
 		}
 		want = append(want, append([]byte(nil), b...))
@@ -92,13 +92,13 @@ func TestReadContract(t *testing.T) {
 			n := 0
 			for len(b) > 0 {
 				h := parseHeader(b)
-				if n == 0 && h.baseOffset != tc.first {
-					t.Fatalf("first batch %d, want %d", h.baseOffset, tc.first)
+				if n == 0 && h.BaseOffset != tc.first {
+					t.Fatalf("first batch %d, want %d", h.BaseOffset, tc.first)
 				}
-				if int(h.size) > len(b) || batchCRC(b[:h.size]) != h.crc {
+				if int(h.Size) > len(b) || batchCRC(b[:h.Size]) != h.CRC {
 					t.Fatal("partial or corrupt batch returned")
 				}
-				b = b[h.size:]
+				b = b[h.Size:]
 				n++
 			}
 			if n != tc.batches {
@@ -285,10 +285,10 @@ func TestLogAppendTime(t *testing.T) {
 	b := makeBatch(plain(3))
 	res := mustAppend(t, l, b)
 	h := parseHeader(b)
-	if res.LogAppendTime != testNow.UnixMilli() || h.maxTimestamp != testNow.UnixMilli() || h.attributes&attrTimestampType == 0 {
+	if res.LogAppendTime != testNow.UnixMilli() || h.MaxTimestamp != testNow.UnixMilli() || h.Attributes&attrTimestampType == 0 {
 		t.Fatalf("LogAppendTime not applied: res %+v header %+v", res, h)
 	}
-	if batchCRC(b) != h.crc {
+	if batchCRC(b) != h.CRC {
 		t.Fatal("CRC not recomputed")
 	}
 	if off, ts, _ := l.OffsetForTimestamp(testNow.UnixMilli()); off != 0 || ts != testNow.UnixMilli() {
@@ -506,8 +506,8 @@ func TestDeleteRecordsBefore(t *testing.T) {
 		t.Fatalf("read below start: %v", err)
 	}
 	b, err := l.Read(25, 1, nil)
-	if err != nil || parseHeader(b).baseOffset != 24 {
-		t.Fatalf("read at start: base %d err %v (the batch containing 25 starts at 24)", parseHeader(b).baseOffset, err)
+	if err != nil || parseHeader(b).BaseOffset != 24 {
+		t.Fatalf("read at start: base %d err %v (the batch containing 25 starts at 24)", parseHeader(b).BaseOffset, err)
 	}
 	if lso, _ := l.DeleteRecordsBefore(10); lso != 25 {
 		t.Fatal("log start moved back")
@@ -960,8 +960,8 @@ func TestReadSealedBeforeBackgroundFsync(t *testing.T) {
 		if err != nil || len(out) == 0 {
 			t.Fatalf("read %d: %v", off, err)
 		}
-		if h := parseHeader(out); h.baseOffset > off || h.lastOffset() < off {
-			t.Fatalf("read %d returned [%d, %d]", off, h.baseOffset, h.lastOffset())
+		if h := parseHeader(out); h.BaseOffset > off || h.LastOffset() < off {
+			t.Fatalf("read %d returned [%d, %d]", off, h.BaseOffset, h.LastOffset())
 		}
 	}
 	if err := l.Flush(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,11 @@ type Manager struct {
 	// past maxOpen the least recently used are closed (partition.go).
 	maxOpen  int
 	openLogs atomic.Int64
+	// open is the set of open logs, for the periodic flush: walking every
+	// handle each tick would cost (and allocate) per partition, not per
+	// open log. openMu is taken alone (inside a handle's lock).
+	openMu   sync.Mutex
+	open     map[*Log]struct{}
 	clock    atomic.Int64 // use counter for least-recently-used
 	evicting atomic.Bool
 	evictWG  sync.WaitGroup
@@ -81,6 +87,7 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 		opts:    opts,
 		bgSem:   make(chan struct{}, maxBackgroundSyncs),
 		maxOpen: opts.MaxOpenLogs,
+		open:    map[*Log]struct{}{},
 	}
 	m.mu.parts = map[topicPartition]*Partition{}
 	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
@@ -304,11 +311,11 @@ func (m *Manager) Delete(topic string, partition int32) error {
 
 // snapshot returns the open logs.
 func (m *Manager) snapshot() []*Log {
-	var logs []*Log
-	for _, p := range m.handles() {
-		if l := p.Peek(); l != nil {
-			logs = append(logs, l)
-		}
+	m.openMu.Lock()
+	defer m.openMu.Unlock()
+	logs := make([]*Log, 0, len(m.open))
+	for l := range m.open {
+		logs = append(logs, l)
 	}
 	return logs
 }
@@ -328,7 +335,12 @@ const flushTick = 100 * time.Millisecond
 // found (and reported by Offline) soon after start rather than on first
 // use, without keeping them loaded.
 func (m *Manager) Run(ctx context.Context) error {
-	m.Check(ctx)
+	if m.Check(ctx) > 0 {
+		// The check's garbage (index and scan buffers of every log it
+		// opened) is gone, but the runtime would hand the pages back to the
+		// OS only over minutes: an idle broker should look idle at once.
+		debug.FreeOSMemory()
+	}
 	retention := time.NewTicker(m.opts.RetentionCheckInterval)
 	defer retention.Stop()
 	flush := time.NewTicker(flushTick)
@@ -346,14 +358,17 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // Check opens every registered partition log that is not open and closes
-// it again (see Run), until ctx is done.
-func (m *Manager) Check(ctx context.Context) {
+// it again (see Run), until ctx is done. It returns how many it visited.
+func (m *Manager) Check(ctx context.Context) int {
+	n := 0
 	for _, p := range m.handles() {
 		if ctx.Err() != nil {
-			return
+			break
 		}
 		p.visit(func(*Log) {}) // an error is kept (Offline) and logged by the handle
+		n++
 	}
+	return n
 }
 
 // RunRetention applies retention to every log once: open ones, and the

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -414,19 +415,19 @@ func scanSegment(s *segment, pos, end, expect int64, verifyCRC bool, fn func(h *
 			return res, nil
 		}
 		h := parseHeader(b)
-		if h.leaderEpoch < -1 || h.leaderEpoch > s.epochLimit {
-			res.reason, res.at = fmt.Sprintf("leader epoch %d is not in the leader epoch checkpoint", h.leaderEpoch), sc.pos
+		if h.LeaderEpoch < -1 || h.LeaderEpoch > s.epochLimit {
+			res.reason, res.at = fmt.Sprintf("leader epoch %d is not in the leader epoch checkpoint", h.LeaderEpoch), sc.pos
 			return res, nil
 		}
-		if h.lastOffset()-s.base > math.MaxInt32 || h.baseOffset < s.base {
-			res.reason, res.at = fmt.Sprintf("offset %d does not belong to segment %d", h.baseOffset, s.base), sc.pos
+		if h.LastOffset()-s.base > math.MaxInt32 || h.BaseOffset < s.base {
+			res.reason, res.at = fmt.Sprintf("offset %d does not belong to segment %d", h.BaseOffset, s.base), sc.pos
 			return res, nil
 		}
 		if fn != nil {
 			fn(&h, sc.pos)
 		}
-		sc.advance(int64(h.size))
-		res.end, res.next = sc.pos, h.lastOffset()+1
+		sc.advance(int64(h.Size))
+		res.end, res.next = sc.pos, h.LastOffset()+1
 	}
 }
 
@@ -460,6 +461,20 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 	idx, ierr := checkOffsetIndex(idx, size)
 	tidx, terr := checkTimeIndex(tidx, next-base)
 	ok := ierr == nil && terr == nil
+	// The tail scan also checks, for free, that no entry is missing: an
+	// emptied or cut .index leaves more than index.interval.bytes of
+	// batches after its last entry, and a cut .timeindex lacks the
+	// segment's largest timestamp, which a seal always adds last.
+	var tailBytes int64
+	tailMaxTs := int64(-1)
+	missing := ""
+	track := func(h *batchHeader, pos int64) {
+		if missing == "" && tailBytes > interval {
+			missing = fmt.Sprintf("no index entry for the batch at position %d, %d bytes after the last one", pos, tailBytes)
+		}
+		tailBytes += int64(h.Size)
+		tailMaxTs = max(tailMaxTs, h.MaxTimestamp)
+	}
 	if ok {
 		pos, expect := int64(0), base
 		if n := len(idx); n > 0 {
@@ -474,7 +489,7 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 			}
 			ok = b != nil && parseStoredPrefix(b).last == base+int64(rel)
 			if ok {
-				res, err := scanSegment(s, pos, size, parseStoredPrefix(b).base, true, nil)
+				res, err := scanSegment(s, pos, size, parseStoredPrefix(b).base, true, track)
 				if err != nil {
 					s.closeFiles()
 					return nil, err
@@ -482,12 +497,21 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 				ok = res.reason == "" && res.end == size && res.next == next
 			}
 		} else {
-			res, err := scanSegment(s, pos, size, expect, true, nil)
+			res, err := scanSegment(s, pos, size, expect, true, track)
 			if err != nil {
 				s.closeFiles()
 				return nil, err
 			}
 			ok = res.reason == "" && res.end == size && (res.next == next || size == 0)
+		}
+	}
+	if ok && missing == "" && tailMaxTs >= 0 && (len(tidx) == 0 || lastTs(tidx) < tailMaxTs) {
+		missing = fmt.Sprintf("time index lacks the largest timestamp %d", tailMaxTs)
+	}
+	if ok && missing != "" {
+		ok = false
+		if ierr == nil {
+			ierr = errors.New(missing)
 		}
 	}
 	if !ok {
@@ -678,7 +702,7 @@ func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
 			if !clean {
 				check = checkStored(b, sh.base, true)
 			}
-			if e := parseHeader(b).leaderEpoch; sh.last == base+int64(rel) && check == "" && e >= -1 && e <= s.epochLimit {
+			if e := parseHeader(b).LeaderEpoch; sh.last == base+int64(rel) && check == "" && e >= -1 && e <= s.epochLimit {
 				start, startBatch, startRel = int64(p), sh.base, rel
 				break
 			}
@@ -701,11 +725,11 @@ func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
 	res, err := scanSegment(s, start, size, expect, !clean, func(h *batchHeader, pos int64) {
 		if pos == start && startBatch >= 0 {
 			// this batch already has its index entry
-			if h.maxTimestamp > s.maxTs {
-				s.maxTs, s.maxTsOffset = h.maxTimestamp, h.lastOffset()
+			if h.MaxTimestamp > s.maxTs {
+				s.maxTs, s.maxTsOffset = h.MaxTimestamp, h.LastOffset()
 			}
-			s.bytesSinceIndex = int64(h.size)
-			s.next = h.lastOffset() + 1
+			s.bytesSinceIndex = int64(h.Size)
+			s.next = h.LastOffset() + 1
 			return
 		}
 		s.onAppendLocked(h, pos, interval)
@@ -756,7 +780,7 @@ func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
 	if s.size.Load() > 0 {
 		var hdr [batchHeaderSize]byte
 		if err := readFull(s.log, hdr[:], 0); err == nil {
-			s.rollBaseMs = parseHeader(hdr[:]).maxTimestamp
+			s.rollBaseMs = parseHeader(hdr[:]).MaxTimestamp
 		}
 	}
 	return s, nil
@@ -790,25 +814,35 @@ func (l *Log) rebuildProducerState(snapshots []int64, leo int64) (bool, error) {
 	// mu, write the cache back under it.
 	changed := false
 	epochs := append(epochCache(nil), l.mu.epochs...)
+	var aborted []abortedTxn
+	var replayErr error
 	for _, s := range l.mu.segs {
 		if s.next <= from || s.size.Load() == 0 {
 			continue
 		}
 		_, err := scanSegment(s, 0, s.size.Load(), -1, false, func(h *batchHeader, pos int64) {
-			if h.lastOffset() < from {
+			if h.LastOffset() < from {
 				return
 			}
-			ps.update(h)
-			if h.leaderEpoch >= 0 && h.leaderEpoch > epochs.latest() {
-				epochs.assign(h.leaderEpoch, h.baseOffset)
+			if first := ps.update(h); h.Attributes&attrControl != 0 && replayErr == nil {
+				replayErr = l.replayMarker(&aborted, &ps, s, h, pos, first)
+			}
+			if h.LeaderEpoch >= 0 && h.LeaderEpoch > epochs.latest() {
+				epochs.assign(h.LeaderEpoch, h.BaseOffset)
 				changed = true
 			}
 		})
+		if err == nil {
+			err = replayErr
+		}
 		if err != nil {
 			return false, err
 		}
 	}
 	l.producers = ps
+	if err := l.resetTxnState(from, aborted); err != nil {
+		return false, err
+	}
 	if changed {
 		l.mu.Lock()
 		l.mu.epochs = epochs
@@ -856,7 +890,7 @@ func validTimeEntries(s *segment, idx, tidx []byte, size int64) []byte {
 				break
 			}
 			if sh.last == target {
-				ok = parseHeader(hdr).maxTimestamp == ts
+				ok = parseHeader(hdr).MaxTimestamp == ts
 				break
 			}
 			pos += sh.size

@@ -173,6 +173,9 @@ func (p *Partition) openLocked() error {
 	p.offline, p.failedAt = nil, time.Time{}
 	p.log = l
 	p.m.openLogs.Add(1)
+	p.m.openMu.Lock()
+	p.m.open[l] = struct{}{}
+	p.m.openMu.Unlock()
 	return nil
 }
 
@@ -186,6 +189,9 @@ func (p *Partition) closeLocked() error {
 	p.log = nil
 	p.failedAt = time.Time{}
 	p.m.openLogs.Add(-1)
+	p.m.openMu.Lock()
+	delete(p.m.open, l)
+	p.m.openMu.Unlock()
 	p.stats, p.haveStats = statsOf(l), true
 	failed := l.failure()
 	err := l.Close()

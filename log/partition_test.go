@@ -466,3 +466,65 @@ func TestCleanOpenWritesNothing(t *testing.T) {
 		t.Fatalf("%d batches after the crash", len(got))
 	}
 }
+
+// TestEmptiedSealedIndexRebuilt: a sealed segment's .index or .timeindex
+// emptied (0 bytes) or cut short is noticed on open by the tail check (more
+// than index.interval.bytes after the last entry, or no entry for the
+// largest timestamp) and rebuilt, with a warning naming the file; lookups
+// then use it again.
+func TestEmptiedSealedIndexRebuilt(t *testing.T) {
+	for _, tc := range []struct {
+		name, suffix string
+		keep         func(n int) int // bytes kept of n
+	}{
+		{"index emptied", indexSuffix, func(int) int { return 0 }},
+		{"index cut", indexSuffix, func(n int) int { return n / offsetIndexEntry / 2 * offsetIndexEntry }},
+		{"timeindex emptied", timeIndexSuffix, func(int) int { return 0 }},
+		{"timeindex cut", timeIndexSuffix, func(n int) int { return n - timeIndexEntry }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := NewMemFS()
+			cfg := Config{SegmentBytes: 4000, IndexIntervalBytes: 100}
+			var logs bytes.Buffer
+			m := newTestManager(t, mem, &logs, 0)
+			l, err := m.Open("t", 0, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 120; i++ {
+				s := plain(2)
+				s.ts = testNow.UnixMilli() + int64(i)
+				mustAppend(t, l, makeBatch(s))
+			}
+			wantOff, wantTs, err := l.OffsetForTimestamp(testNow.UnixMilli() + 10)
+			if err != nil || wantOff < 0 {
+				t.Fatalf("OffsetForTimestamp: %d %v", wantOff, err)
+			}
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			name := "/data/topics/t-0/" + segmentName(0, tc.suffix)
+			full := readFileMem(t, mem, name)
+			if len(full) < 2*timeIndexEntry {
+				t.Fatalf("%s has %d bytes: not a useful fixture", name, len(full))
+			}
+			writeFileMem(t, mem, name, full[:tc.keep(len(full))])
+
+			m = newTestManager(t, mem, &logs, 0)
+			l, err = m.Open("t", 0, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readFileMem(t, mem, name); !bytes.Equal(got, full) {
+				t.Fatalf("%s not rebuilt: %d bytes, want %d", name, len(got), len(full))
+			}
+			if !strings.Contains(logs.String(), "rebuilt index of sealed segment") {
+				t.Fatalf("rebuild not logged: %s", logs.String())
+			}
+			checkIndexes(t, l)
+			if off, ts, err := l.OffsetForTimestamp(testNow.UnixMilli() + 10); err != nil || off != wantOff || ts != wantTs {
+				t.Fatalf("OffsetForTimestamp after rebuild: %d %d %v, want %d %d", off, ts, err, wantOff, wantTs)
+			}
+		})
+	}
+}

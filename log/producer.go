@@ -3,7 +3,10 @@ package log
 // Producer snapshot codec.
 //
 // FORMAT MIGRATION NOTE: a snapshot starts with the 4-byte magic "SQPS" and a
-// version byte. Version 1 is the only version so far. A reader must accept
+// version byte. Version 2 added, per producer, the first offset of its open
+// transaction (i64, -1 = none) and the coordinator epoch of its last marker
+// (i32, -1 = none) after lastTimestamp; version 1 snapshots are
+// still read (no open transactions). A reader must accept
 // the current and the previous version; when the layout changes, bump the
 // version, keep decoding the old one, and note the change here. An unknown
 // version or a bad CRC makes the reader fall back to an older snapshot or to
@@ -32,8 +35,14 @@ type producerBatch struct {
 type producerEntry struct {
 	epoch         int16
 	lastTimestamp int64
-	n             int // cached batches, oldest first
-	batches       [producerBatchesToRetain]producerBatch
+	// txnFirst is the first offset of the producer's open transaction in
+	// this partition, -1 if none (Kafka's currentTxnFirstOffset).
+	txnFirst int64
+	// coordinatorEpoch is the coordinator epoch of the producer's last
+	// marker, -1 before one (DescribeProducers).
+	coordinatorEpoch int32
+	n                int // cached batches, oldest first
+	batches          [producerBatchesToRetain]producerBatch
 }
 
 func (e *producerEntry) lastSeq() int32 {
@@ -53,13 +62,13 @@ func newProducerState() producerState { return producerState{m: map[int64]*produ
 
 // duplicate returns the original batch if h is a retry of one of the last 5.
 func (ps *producerState) duplicate(h *batchHeader) (producerBatch, bool) {
-	e := ps.m[h.producerID]
-	if e == nil || e.epoch != h.producerEpoch {
+	e := ps.m[h.ProducerID]
+	if e == nil || e.epoch != h.ProducerEpoch {
 		return producerBatch{}, false
 	}
-	last := h.lastSequence()
+	last := lastSequence(h)
 	for i := 0; i < e.n; i++ {
-		if e.batches[i].firstSeq == h.baseSequence && e.batches[i].lastSeq == last {
+		if e.batches[i].firstSeq == h.BaseSequence && e.batches[i].lastSeq == last {
 			return e.batches[i], true
 		}
 	}
@@ -68,23 +77,26 @@ func (ps *producerState) duplicate(h *batchHeader) (producerBatch, bool) {
 
 // check applies Kafka's ProducerAppendInfo rules for a client append.
 func (ps *producerState) check(h *batchHeader) error {
-	e := ps.m[h.producerID]
+	e := ps.m[h.ProducerID]
 	if e == nil {
 		// Unknown producer (new, or its state expired or was deleted with the
 		// log): Kafka accepts any sequence.
 		return nil
 	}
-	if h.producerEpoch < e.epoch {
-		return fmt.Errorf("%w: producer %d epoch %d is older than the current epoch %d", ErrInvalidProducerEpoch, h.producerID, h.producerEpoch, e.epoch)
+	if h.ProducerEpoch < e.epoch {
+		return fmt.Errorf("%w: producer %d epoch %d is older than the current epoch %d", ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
 	}
-	if h.producerEpoch > e.epoch {
-		if h.baseSequence != 0 {
-			return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d", ErrOutOfOrderSequence, h.producerID, h.producerEpoch, h.baseSequence)
+	if h.ProducerEpoch > e.epoch {
+		if h.BaseSequence != 0 {
+			return fmt.Errorf("%w: producer %d new epoch %d must start at sequence 0, got %d", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
 		}
 		return nil
 	}
-	if last := e.lastSeq(); e.n > 0 && !inSequence(last, h.baseSequence) {
-		return fmt.Errorf("%w: producer %d epoch %d: expected sequence %d, got %d", ErrOutOfOrderSequence, h.producerID, h.producerEpoch, incrementSequence(last, 1), h.baseSequence)
+	if h.Attributes&attrTransactional == 0 && e.txnFirst >= 0 && h.ProducerEpoch == e.epoch {
+		return fmt.Errorf("%w: producer %d wrote a non-transactional batch while its transaction from offset %d is open", ErrInvalidTxnState, h.ProducerID, e.txnFirst)
+	}
+	if last := e.lastSeq(); e.n > 0 && !inSequence(last, h.BaseSequence) {
+		return fmt.Errorf("%w: producer %d epoch %d: expected sequence %d, got %d", ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, incrementSequence(last, 1), h.BaseSequence)
 	}
 	return nil
 }
@@ -93,39 +105,49 @@ func inSequence(last, next int32) bool {
 	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
 }
 
-// update records an appended batch (also used when replaying the log).
-func (ps *producerState) update(h *batchHeader) {
-	if h.producerID < 0 {
-		return
+// update records an appended batch (also used when replaying the log). For a
+// control batch (a transaction marker) it returns the first offset of the
+// transaction the marker ended, -1 if the producer had none open here.
+func (ps *producerState) update(h *batchHeader) int64 {
+	if h.ProducerID < 0 {
+		return -1
 	}
-	e := ps.m[h.producerID]
+	e := ps.m[h.ProducerID]
 	if e == nil {
-		e = &producerEntry{epoch: h.producerEpoch}
-		ps.m[h.producerID] = e
+		e = &producerEntry{epoch: h.ProducerEpoch, txnFirst: -1, coordinatorEpoch: -1}
+		ps.m[h.ProducerID] = e
 	}
-	if h.producerEpoch != e.epoch {
-		e.epoch = h.producerEpoch
+	if h.ProducerEpoch != e.epoch {
+		e.epoch = h.ProducerEpoch
 		e.n = 0
 	}
-	if h.attributes&attrControl != 0 {
+	if h.Attributes&attrControl != 0 {
 		// markers carry no data sequence
-		e.lastTimestamp = h.maxTimestamp
-		return
+		e.lastTimestamp = h.MaxTimestamp
+		first := e.txnFirst
+		e.txnFirst = -1
+		return first
 	}
-	b := producerBatch{firstSeq: h.baseSequence, lastSeq: h.lastSequence(), firstOffset: h.baseOffset, lastOffsetDelta: h.lastOffsetDelta}
+	if h.Attributes&attrTransactional != 0 && e.txnFirst < 0 {
+		e.txnFirst = h.BaseOffset
+	}
+	b := producerBatch{firstSeq: h.BaseSequence, lastSeq: lastSequence(h), firstOffset: h.BaseOffset, lastOffsetDelta: h.LastOffsetDelta}
 	if e.n == producerBatchesToRetain {
 		copy(e.batches[:], e.batches[1:])
 		e.n--
 	}
 	e.batches[e.n] = b
 	e.n++
-	e.lastTimestamp = h.maxTimestamp
+	e.lastTimestamp = h.MaxTimestamp
+	return -1
 }
 
 // expire drops producers idle since before cutoffMs (producer.id.expiration.ms).
+// A producer with an open transaction is kept, as in Kafka: its state is
+// what holds the last stable offset back until the marker comes.
 func (ps *producerState) expire(cutoffMs int64) {
 	for id, e := range ps.m {
-		if e.lastTimestamp < cutoffMs {
+		if e.lastTimestamp < cutoffMs && e.txnFirst < 0 {
 			delete(ps.m, id)
 		}
 	}
@@ -133,14 +155,15 @@ func (ps *producerState) expire(cutoffMs int64) {
 
 var producerSnapshotMagic = [4]byte{'S', 'Q', 'P', 'S'}
 
-const producerSnapshotVersion = 1
+const producerSnapshotVersion = 2
 
 var errBadSnapshot = errors.New("bad producer snapshot")
 
 // encode lays a snapshot out as:
 //
 //	magic "SQPS" | version u8 | count u32 | entries | crc32c u32 (of all before)
-//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | n u8 |
+//	entry: producerId i64 | epoch i16 | lastTimestamp i64 | txnFirst i64 |
+//	       coordinatorEpoch i32 | n u8 |
 //	       n x (firstSeq i32 | lastSeq i32 | firstOffset i64 | lastOffsetDelta i32)
 //
 // Entries are sorted by producer id so equal states encode identically.
@@ -150,7 +173,7 @@ func (ps *producerState) encode() []byte {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	b := make([]byte, 0, 9+len(ids)*(19+producerBatchesToRetain*20)+4)
+	b := make([]byte, 0, 9+len(ids)*(31+producerBatchesToRetain*20)+4)
 	b = append(b, producerSnapshotMagic[:]...)
 	b = append(b, producerSnapshotVersion)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(ids)))
@@ -159,6 +182,8 @@ func (ps *producerState) encode() []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(id))
 		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.lastTimestamp))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.txnFirst))
+		b = binary.BigEndian.AppendUint32(b, uint32(e.coordinatorEpoch))
 		b = append(b, byte(e.n))
 		for i := 0; i < e.n; i++ {
 			pb := e.batches[i]
@@ -176,8 +201,13 @@ func decodeProducerSnapshot(b []byte) (producerState, error) {
 	if len(b) < 13 || [4]byte(b[:4]) != producerSnapshotMagic {
 		return ps, fmt.Errorf("%w: missing magic", errBadSnapshot)
 	}
-	if v := b[4]; v != producerSnapshotVersion {
+	v := b[4]
+	if v != producerSnapshotVersion && v != producerSnapshotVersion-1 {
 		return ps, fmt.Errorf("%w: unknown version %d", errBadSnapshot, v)
+	}
+	fixed := 19 // v1 entry header
+	if v >= 2 {
+		fixed = 31
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
@@ -186,16 +216,22 @@ func decodeProducerSnapshot(b []byte) (producerState, error) {
 	count := binary.BigEndian.Uint32(body[5:])
 	p := body[9:]
 	for i := uint32(0); i < count; i++ {
-		if len(p) < 19 {
+		if len(p) < fixed {
 			return ps, fmt.Errorf("%w: truncated entry %d", errBadSnapshot, i)
 		}
 		id := int64(binary.BigEndian.Uint64(p))
 		e := &producerEntry{
-			epoch:         int16(binary.BigEndian.Uint16(p[8:])),
-			lastTimestamp: int64(binary.BigEndian.Uint64(p[10:])),
-			n:             int(p[18]),
+			epoch:            int16(binary.BigEndian.Uint16(p[8:])),
+			lastTimestamp:    int64(binary.BigEndian.Uint64(p[10:])),
+			txnFirst:         -1,
+			coordinatorEpoch: -1,
 		}
-		p = p[19:]
+		if v >= 2 {
+			e.txnFirst = int64(binary.BigEndian.Uint64(p[18:]))
+			e.coordinatorEpoch = int32(binary.BigEndian.Uint32(p[26:]))
+		}
+		e.n = int(p[fixed-1])
+		p = p[fixed:]
 		if e.n > producerBatchesToRetain || len(p) < e.n*20 {
 			return ps, fmt.Errorf("%w: entry %d has %d batches", errBadSnapshot, i, e.n)
 		}

@@ -55,7 +55,7 @@ func TestHeaderOnlyScanMatchesFullScan(t *testing.T) {
 			s := &segment{log: f, logPath: "seg.log", epochLimit: math.MaxInt32}
 			scan := func(headerOnly bool) (scanResult, []call) {
 				var calls []call
-				fn := func(h *batchHeader, pos int64) { calls = append(calls, call{pos, h.baseOffset, h.lastOffset()}) }
+				fn := func(h *batchHeader, pos int64) { calls = append(calls, call{pos, h.BaseOffset, h.LastOffset()}) }
 				var res scanResult
 				var err error
 				if headerOnly {
@@ -112,7 +112,7 @@ func fullScan(s *segment, end int64, fn func(h *batchHeader, pos int64)) (scanRe
 		}
 		h := parseHeader(b)
 		fn(&h, sc.pos)
-		sc.advance(int64(h.size))
-		res.end, res.next = sc.pos, h.lastOffset()+1
+		sc.advance(int64(h.Size))
+		res.end, res.next = sc.pos, h.LastOffset()+1
 	}
 }

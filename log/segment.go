@@ -124,9 +124,9 @@ func (s *segment) lastTimeIndexTs() int64 {
 // LogSegment.append: an index entry for the batch's last offset is added
 // once more than index.interval.bytes were written since the last one.
 func (s *segment) onAppendLocked(h *batchHeader, pos int64, interval int64) {
-	last := h.lastOffset()
-	if h.maxTimestamp > s.maxTs {
-		s.maxTs = h.maxTimestamp
+	last := h.LastOffset()
+	if h.MaxTimestamp > s.maxTs {
+		s.maxTs = h.MaxTimestamp
 		s.maxTsOffset = last
 	}
 	if s.bytesSinceIndex > interval {
@@ -136,10 +136,10 @@ func (s *segment) onAppendLocked(h *batchHeader, pos int64, interval int64) {
 		}
 		s.bytesSinceIndex = 0
 	}
-	s.bytesSinceIndex += int64(h.size)
+	s.bytesSinceIndex += int64(h.Size)
 	s.next = last + 1
 	if s.rollBaseMs < 0 {
-		s.rollBaseMs = h.maxTimestamp
+		s.rollBaseMs = h.MaxTimestamp
 	}
 }
 
@@ -173,9 +173,9 @@ func checkStored(b []byte, expect int64, verifyCRC bool) string {
 		return r
 	}
 	switch h := parseHeader(b); {
-	case int64(h.size) != int64(len(b)):
+	case int64(h.Size) != int64(len(b)):
 		return "batch length mismatch"
-	case verifyCRC && batchCRC(b) != h.crc:
+	case verifyCRC && batchCRC(b) != h.CRC:
 		return "CRC-32C mismatch"
 	}
 	return ""
@@ -186,12 +186,12 @@ func checkStored(b []byte, expect int64, verifyCRC bool) string {
 func checkHeader(hdr []byte, expect int64) string {
 	h := parseHeader(hdr)
 	switch {
-	case h.magic != magicV2:
-		return fmt.Sprintf("magic %d", h.magic)
-	case h.baseOffset != expect:
-		return fmt.Sprintf("base offset %d, expected %d", h.baseOffset, expect)
-	case h.lastOffsetDelta < 0:
-		return fmt.Sprintf("negative last offset delta %d", h.lastOffsetDelta)
+	case h.Magic != magicV2:
+		return fmt.Sprintf("magic %d", h.Magic)
+	case h.BaseOffset != expect:
+		return fmt.Sprintf("base offset %d, expected %d", h.BaseOffset, expect)
+	case h.LastOffsetDelta < 0:
+		return fmt.Sprintf("negative last offset delta %d", h.LastOffsetDelta)
 	}
 	return ""
 }

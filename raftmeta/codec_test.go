@@ -127,12 +127,11 @@ func FuzzImageDecode(f *testing.F) {
 		checkImageBytes(t, data)
 		// Also as a payload with a valid header and checksum, so the fuzzer
 		// reaches the field decoders instead of the CRC check.
-		framed := append([]byte(imageMagic+"\x01"), data...)
-		framed = binary.BigEndian.AppendUint32(framed, crc32.Checksum(data, crc32c))
-		checkImageBytes(t, framed)
-		framed[len(imageMagic)] = imageVersionV3
-		binary.BigEndian.PutUint32(framed[len(framed)-4:], crc32.Checksum(data, crc32c))
-		checkImageBytes(t, framed)
+		for _, v := range []string{"\x01", "\x02", "\x03"} { // 2 adds security, 3 client quotas
+			framed := append([]byte(imageMagic+v), data...)
+			framed = binary.BigEndian.AppendUint32(framed, crc32.Checksum(data, crc32c))
+			checkImageBytes(t, framed)
+		}
 	})
 }
 

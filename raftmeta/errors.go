@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // More sentinel errors (the contract's are in api.go).
@@ -24,6 +25,23 @@ const maxTopicNameLen = 249
 
 // validTopicName applies Kafka's rules (Topic.validate): 1-249 characters
 // from [a-zA-Z0-9._-], and not "." or "..".
+// CollidingTopic returns an existing topic whose name differs from name only
+// in '.' versus '_' (the smallest, when several), or "". Kafka refuses such
+// a topic: its metric names would be the same as the existing one's.
+func CollidingTopic(img *Image, name string) string {
+	if !strings.ContainsAny(name, "._") {
+		return ""
+	}
+	norm := strings.ReplaceAll(name, ".", "_")
+	found := ""
+	for other := range img.Topics {
+		if other != name && strings.ContainsAny(other, "._") && strings.ReplaceAll(other, ".", "_") == norm && (found == "" || other < found) {
+			found = other
+		}
+	}
+	return found
+}
+
 func validTopicName(name string) error {
 	if name == "" || name == "." || name == ".." || len(name) > maxTopicNameLen {
 		return fmt.Errorf("topic name %q: %w", name, ErrInvalidTopic)

@@ -29,7 +29,7 @@ var featureTable = []FeatureSpec{
 	{"group.version", 0, 1, 1},
 	{"kraft.version", 0, 1, 1},
 	{"metadata.version", 7, 33, 33}, // 3.3-IV3 .. 4.4-IV2
-	{"share.version", 0, 1, 1},
+	{"share.version", 0, 2, 2}, // 2: KIP-1191 dead-letter queues
 	{"streams.version", 0, 0, 0},
 	{"transaction.version", 0, 2, 2},
 }

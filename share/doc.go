@@ -1,16 +1,19 @@
-// Package share holds the share-group (KIP-932) share-partition lock
-// manager and its persistence.
+// Package share holds share groups (KIP-932): the coordinator, the
+// share-partition lock manager, its persistence, and the Manager that ties
+// them together for the broker (sessions, timers, the persist pipeline,
+// reading logs through the Logs interface declared here).
 //
 // A SharePartition is one (group, topic-partition): SPSO, SPEO and an
 // ordered set of in-flight offset ranges, each Available, Acquired,
-// Acknowledged or Archived with a delivery count and, while Acquired, an
+// Acknowledged, Archiving (waiting for a dead-letter write) or Archived
+// with a delivery count and, while Acquired, an
 // owner member and a lock deadline. It is a pure state machine: the clock
 // comes in as an argument, it does no I/O and starts no goroutines, and
 // every mutating call returns Effects (SPSO moved, records became
 // available, state to persist and whether durably before answering). The
 // caller serialises calls with a per-share-partition mutex.
 //
-// The broker's ShareFetch path, per partition, under that mutex:
+// Manager.Fetch's path, per partition, under that mutex:
 //
 //	from := max(sp.NextFetchOffset(), log.LogStartOffset())
 //	data, _ := log.Read(from, maxBytes, buf)
@@ -20,8 +23,8 @@
 //	// res.Acquired -> AcquiredRecords; re-arm the timer from sp.NextDeadline()
 //
 // ShareAcknowledge (and piggy-backed acks): sp.Acknowledge, then if
-// eff.Persist write sp.AppendState through the Persister, with sync when
-// eff.Durable, before answering. The single timer per share-partition calls
+// eff.Persist stage sp.AppendState and, after the mutex is released, write
+// it through the Persister, with sync when eff.Durable, before answering. The single timer per share-partition calls
 // sp.ExpireLocks; a closed share session or dropped connection calls
 // sp.ReleaseMember. Any Effects.Available wakes parked ShareFetches.
 //

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"sharq/log/recordbatch"
 )
 
 func seedStates() []State {
@@ -85,14 +87,14 @@ func FuzzDecodeState(f *testing.F) {
 }
 
 func rawBatch(base int64, n int, attrs uint16, pid int64) []byte {
-	b := make([]byte, batchHeaderSize+3) // three bytes standing in for records
+	b := make([]byte, recordbatch.HeaderSize+3) // three bytes standing in for records
 	binary.BigEndian.PutUint64(b, uint64(base))
-	binary.BigEndian.PutUint32(b[offLength:], uint32(len(b)-batchLogOverhead))
-	b[offMagic] = 2
-	binary.BigEndian.PutUint16(b[offAttributes:], attrs)
-	binary.BigEndian.PutUint32(b[offLastOffsetDelta:], uint32(n-1))
-	binary.BigEndian.PutUint64(b[offProducerID:], uint64(pid))
-	binary.BigEndian.PutUint32(b[offRecordCount:], uint32(n))
+	binary.BigEndian.PutUint32(b[recordbatch.OffBatchLength:], uint32(len(b)-recordbatch.LengthOverhead))
+	b[recordbatch.OffMagic] = 2
+	binary.BigEndian.PutUint16(b[recordbatch.OffAttributes:], attrs)
+	binary.BigEndian.PutUint32(b[recordbatch.OffLastOffsetDelta:], uint32(n-1))
+	binary.BigEndian.PutUint64(b[recordbatch.OffProducerID:], uint64(pid))
+	binary.BigEndian.PutUint32(b[recordbatch.OffRecordCount:], uint32(n))
 	return b
 }
 
@@ -101,8 +103,8 @@ func rawBatch(base int64, n int, attrs uint16, pid int64) []byte {
 func FuzzRawBatches(f *testing.F) {
 	var seed []byte
 	seed = append(seed, rawBatch(0, 5, 0, -1)...)
-	seed = append(seed, rawBatch(7, 2, attrTransactional, 4)...)
-	seed = append(seed, rawBatch(9, 1, attrTransactional|attrControl, 4)...)
+	seed = append(seed, rawBatch(7, 2, recordbatch.AttrTransactional, 4)...)
+	seed = append(seed, rawBatch(9, 1, recordbatch.AttrTransactional|recordbatch.AttrControl, 4)...)
 	f.Add(seed, int64(0))
 	f.Add(seed[:70], int64(3))
 	f.Add([]byte{}, int64(0))
@@ -130,10 +132,10 @@ func FuzzRawBatches(f *testing.F) {
 func TestRawBatches(t *testing.T) {
 	var data []byte
 	data = append(data, rawBatch(0, 5, 0, -1)...)
-	data = append(data, rawBatch(7, 2, attrTransactional, 4)...)              // aborted txn of producer 4
-	data = append(data, rawBatch(9, 1, attrTransactional|attrControl, 4)...)  // its ABORT marker
-	data = append(data, rawBatch(10, 3, attrTransactional, 4)...)             // a later, committed txn
-	data = append(data, rawBatch(13, 1, attrTransactional|attrControl, 4)...) // its COMMIT marker
+	data = append(data, rawBatch(7, 2, recordbatch.AttrTransactional, 4)...)                          // aborted txn of producer 4
+	data = append(data, rawBatch(9, 1, recordbatch.AttrTransactional|recordbatch.AttrControl, 4)...)  // its ABORT marker
+	data = append(data, rawBatch(10, 3, recordbatch.AttrTransactional, 4)...)                         // a later, committed txn
+	data = append(data, rawBatch(13, 1, recordbatch.AttrTransactional|recordbatch.AttrControl, 4)...) // its COMMIT marker
 	var r RawBatches
 	r.Reset(0, data, Bounds{HighWatermark: 14, LastStable: 14}, []AbortedTxn{{ProducerID: 4, FirstOffset: 7}})
 	type want struct {

@@ -14,6 +14,7 @@ type span struct {
 	owner       string
 	count       int16
 	state       RecordState
+	cause       DLQCause // while Archiving
 }
 
 func (s *span) len() int64 { return s.last - s.first + 1 }
@@ -28,7 +29,7 @@ func mergeable(a, b *span) bool {
 	if a.state.Terminal() {
 		return true
 	}
-	return a.count == b.count && a.owner == b.owner && a.deadline == b.deadline
+	return a.count == b.count && a.owner == b.owner && a.deadline == b.deadline && a.cause == b.cause
 }
 
 // SharePartition is the lock manager of one (group, topic-partition).
@@ -489,10 +490,20 @@ func (p *SharePartition) NextDeadline() (time.Time, bool) {
 	return time.Unix(0, p.minDeadline), true
 }
 
-// releaseState is where an Acquired range goes on release or expiry.
+// releaseState is where an Acquired range goes on release or expiry:
+// Available, or at the delivery limit Archived, or Archiving (cause set)
+// when the group has a dead-letter queue.
 func (p *SharePartition) releaseState(r *span) RecordState {
-	if r.last < p.spso || int(r.count) >= p.cfg.DeliveryCountLimit {
+	if r.last < p.spso {
 		p.countArchivedByLimit(r)
+		return Archived
+	}
+	if int(r.count) >= p.cfg.DeliveryCountLimit {
+		p.countArchivedByLimit(r)
+		if p.cfg.DLQ {
+			r.cause = CauseDeliveryCountExceeded
+			return Archiving
+		}
 		return Archived
 	}
 	return Available
@@ -535,12 +546,12 @@ func (p *SharePartition) Acknowledge(member string, now time.Time, batches []Ack
 	return eff, nil
 }
 
-func (p *SharePartition) validateAcks(member string, batches []AckBatch) error {
+// checkAckBatches is the one structural check of a partition's
+// acknowledgement batches (ordered, non-overlapping, one type or one per
+// offset, known types; RENEW only in a renew request): ErrInvalidRequest,
+// as Kafka's handler answers before it touches record state.
+func checkAckBatches(batches []AckBatch, renewAllowed bool) error {
 	prevLast := int64(math.MinInt64)
-	maxTracked := p.speo
-	if n := len(p.ranges); n > 0 {
-		maxTracked = max(maxTracked, p.ranges[n-1].last)
-	}
 	for bi := range batches {
 		ab := &batches[bi]
 		if ab.FirstOffset > ab.LastOffset || ab.FirstOffset < 0 {
@@ -554,12 +565,38 @@ func (p *SharePartition) validateAcks(member string, batches []AckBatch) error {
 			return fmt.Errorf("%w: %d acknowledge types for %d-%d", ErrInvalidRequest, len(ab.Types), ab.FirstOffset, ab.LastOffset)
 		}
 		for _, t := range ab.Types {
-			if t < AckGap || t > AckRenew {
+			if t < AckGap || t > AckRenew || (t == AckRenew && !renewAllowed) {
 				return fmt.Errorf("%w: acknowledge type %d", ErrInvalidRequest, t)
 			}
-			if t == AckRenew && p.cfg.RenewDisabled {
-				return fmt.Errorf("%w: renew acknowledgements are disabled", ErrInvalidRecordState)
+		}
+	}
+	return nil
+}
+
+func (p *SharePartition) validateAcks(member string, batches []AckBatch) error {
+	// Whether RENEW may appear is the request's business (the Manager
+	// checks it with the request's IsRenewAck first).
+	if err := checkAckBatches(batches, true); err != nil {
+		return err
+	}
+	maxTracked := p.speo
+	if n := len(p.ranges); n > 0 {
+		maxTracked = max(maxTracked, p.ranges[n-1].last)
+	}
+	for bi := range batches {
+		ab := &batches[bi]
+		if p.cfg.RenewDisabled {
+			for _, t := range ab.Types {
+				if t == AckRenew {
+					return fmt.Errorf("%w: renew acknowledgements are disabled", ErrInvalidRecordState)
+				}
 			}
+		}
+		if len(p.ranges) == 0 {
+			// Kafka: no floor batch in the cache ("Batch record not
+			// found. The request batch offsets are not found in the
+			// cache."), e.g. offsets never acquired.
+			return fmt.Errorf("%w: batch record %d-%d not found", ErrInvalidRecordState, ab.FirstOffset, ab.LastOffset)
 		}
 		if ab.LastOffset > maxTracked {
 			return fmt.Errorf("%w: offsets %d-%d beyond the in-flight end %d", ErrInvalidRequest, ab.FirstOffset, ab.LastOffset, maxTracked)
@@ -601,7 +638,12 @@ func (p *SharePartition) ackRange(a, b int64, t AckType, deadline int64, eff *Ef
 		eff.Durable = true
 	case AckReject, AckGap:
 		p.countRejected(t, a, b)
-		p.transition(a, b, Archived, 0, "", 0)
+		if t == AckReject && p.cfg.DLQ {
+			p.archiving(a, b, CauseRejected)
+			eff.Archiving = true
+		} else {
+			p.transition(a, b, Archived, 0, "", 0)
+		}
 		eff.Durable = true
 	case AckRelease:
 		i := p.splitAt(a)
@@ -616,6 +658,7 @@ func (p *SharePartition) ackRange(a, b int64, t AckType, deadline int64, eff *Ef
 				eff.Available = true
 				p.availFrom = min(p.availFrom, max(r.first, p.spso))
 			} else {
+				eff.Archiving = eff.Archiving || r.state == Archiving
 				// Archived at the delivery limit: must not come back after a crash.
 				eff.Durable = true
 			}
@@ -666,9 +709,11 @@ func (p *SharePartition) releaseWhere(match func(*span) bool, decrement bool, ds
 		} else {
 			p.stats.LockExpiries += r.len()
 			r.state = p.releaseState(r)
-			// Archived at the delivery limit: written through (no client
-			// waits on it, but a crash must not hand the record out again).
-			eff.Durable = eff.Durable || r.state == Archived
+			// Archived (or Archiving) at the delivery limit: written through
+			// (no client waits on it, but a crash must not hand the record
+			// out again, nor lose its dead-letter write).
+			eff.Durable = eff.Durable || r.state == Archived || r.state == Archiving
+			eff.Archiving = eff.Archiving || r.state == Archiving
 		}
 		r.owner, r.deadline = "", 0
 		if r.state == Available {
@@ -736,6 +781,7 @@ type Summary struct {
 	DeliveryCompleteCount int64
 	Acquired              int64 // offsets currently Acquired
 	Available             int64 // offsets Available inside the window
+	Archiving             int64 // offsets waiting for their dead-letter write
 }
 
 // Summary returns counters over the in-flight cache.
@@ -748,9 +794,90 @@ func (p *SharePartition) Summary() Summary {
 			s.Acquired += r.len()
 		case r.state == Available && r.last >= p.spso:
 			s.Available += r.last - max(r.first, p.spso) + 1
+		case r.state == Archiving:
+			s.Archiving += r.len()
 		case r.state.Terminal() && r.last >= p.spso:
 			s.DeliveryCompleteCount += r.last - max(r.first, p.spso) + 1
 		}
 	}
 	return s
+}
+
+// DLQCause is why a record goes to the dead-letter queue; its Message is
+// Kafka's __dlq.errors.message text.
+type DLQCause int8
+
+const (
+	CauseNone                  DLQCause = 0
+	CauseRejected              DLQCause = 1 // ShareGroupDLQManager.CLIENT_REJECT
+	CauseDeliveryCountExceeded DLQCause = 2 // ShareGroupDLQManager.DELIVERY_COUNT_EXCEEDED
+)
+
+// Message is the __dlq.errors.message header value.
+func (c DLQCause) Message() string {
+	switch c {
+	case CauseRejected:
+		return "Offset rejected by client."
+	case CauseDeliveryCountExceeded:
+		return "Offset delivery count exceeded the threshold."
+	}
+	return ""
+}
+
+// archiving moves the Acquired offsets of [a, b] to Archiving with cause,
+// keeping each range's delivery count (the DLQ record's
+// __dlq.errors.delivery.count).
+func (p *SharePartition) archiving(a, b int64, cause DLQCause) {
+	i := p.splitAt(a)
+	j := p.splitAt(b + 1)
+	for k := i; k < j; k++ {
+		r := &p.ranges[k]
+		if r.state == Acquired && r.deadline == p.minDeadline {
+			p.deadlineOK = false
+		}
+		r.state, r.owner, r.deadline, r.cause = Archiving, "", 0, cause
+		if r.last < p.spso {
+			// Stranded below a log-start jump: nothing to dead-letter.
+			r.state, r.cause = Archived, CauseNone
+		}
+	}
+	p.coalesce(i, j-1)
+}
+
+// ArchivingRange is one range waiting for its dead-letter write.
+type ArchivingRange struct {
+	FirstOffset, LastOffset int64
+	DeliveryCount           int16
+	Cause                   DLQCause
+}
+
+// Archiving appends the ranges that are Archiving to dst.
+func (p *SharePartition) Archiving(dst []ArchivingRange) []ArchivingRange {
+	for k := range p.ranges {
+		if r := &p.ranges[k]; r.state == Archiving {
+			dst = append(dst, ArchivingRange{FirstOffset: r.first, LastOffset: r.last, DeliveryCount: r.count, Cause: r.cause})
+		}
+	}
+	return dst
+}
+
+// SettleArchiving archives what is still Archiving in [first, last]: its
+// dead-letter write is done, or failed for good (Kafka proceeds to
+// ARCHIVED regardless). It reports whether anything changed.
+func (p *SharePartition) SettleArchiving(first, last int64) Effects {
+	var eff Effects
+	i := p.splitAt(first)
+	j := p.splitAt(last + 1)
+	for k := i; k < j; k++ {
+		if r := &p.ranges[k]; r.state == Archiving {
+			r.state, r.cause = Archived, CauseNone
+			eff.Persist = true
+		}
+	}
+	p.coalesce(i, j-1)
+	if eff.Persist {
+		p.dirty = true
+		eff.SPSOMoved = p.advance()
+	}
+	return eff
 }

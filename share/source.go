@@ -1,8 +1,9 @@
 package share
 
 import (
-	"encoding/binary"
 	"sort"
+
+	"sharq/log/recordbatch"
 )
 
 // Bounds are the log offsets a share-partition needs from its log.
@@ -35,20 +36,6 @@ type BatchSource interface {
 	// after it in the data (end of the read, or of the log).
 	Batch(offset int64) (BatchHeader, bool)
 }
-
-// v2 RecordBatch header layout (Kafka's DefaultRecordBatch).
-const (
-	batchHeaderSize    = 61
-	offLength          = 8
-	offMagic           = 16
-	offAttributes      = 21
-	offLastOffsetDelta = 23
-	offProducerID      = 43
-	offRecordCount     = 57
-	attrTransactional  = 0x10
-	attrControl        = 0x20
-	batchLogOverhead   = 12 // baseOffset + length
-)
 
 // AbortedTxn is a FetchResponse AbortedTransactions entry.
 type AbortedTxn struct {
@@ -143,26 +130,18 @@ func (r *RawBatches) abortedLocked(h *BatchHeader) bool {
 // ParseBatchHeader decodes the v2 header at the start of b and returns the
 // batch's total size. ok is false for a short or non-v2 batch.
 func ParseBatchHeader(b []byte) (h BatchHeader, size int, ok bool) {
-	if len(b) < batchHeaderSize {
+	rh, ok := recordbatch.Next(b)
+	if !ok {
 		return h, 0, false
 	}
-	length := int32(binary.BigEndian.Uint32(b[offLength:]))
-	size = int(length) + batchLogOverhead
-	if length < batchHeaderSize-batchLogOverhead || size > len(b) || b[offMagic] != 2 {
-		return h, 0, false
-	}
-	attrs := binary.BigEndian.Uint16(b[offAttributes:])
-	delta := int32(binary.BigEndian.Uint32(b[offLastOffsetDelta:]))
-	if delta < 0 {
-		return h, 0, false
-	}
-	h.BaseOffset = int64(binary.BigEndian.Uint64(b))
-	h.LastOffset = h.BaseOffset + int64(delta)
-	h.ProducerID = int64(binary.BigEndian.Uint64(b[offProducerID:]))
-	h.RecordCount = int32(binary.BigEndian.Uint32(b[offRecordCount:]))
-	h.Transactional = attrs&attrTransactional != 0
-	h.Control = attrs&attrControl != 0
-	return h, size, true
+	return BatchHeader{
+		BaseOffset:    rh.BaseOffset,
+		LastOffset:    rh.LastOffset(),
+		RecordCount:   rh.RecordCount,
+		ProducerID:    rh.ProducerID,
+		Transactional: rh.Transactional(),
+		Control:       rh.Control(),
+	}, int(rh.Size), true
 }
 
 // SliceBatches returns the sub-slice of raw batches that covers offsets

@@ -108,8 +108,13 @@ func Restore(cfg Config, st *State) (*SharePartition, error) {
 		}
 		s := span{first: b.FirstOffset, last: b.LastOffset, state: b.State, count: b.DeliveryCount}
 		if s.state == Archiving {
-			// No DLQ here: finish the KIP-1191 flow as a plain archive.
-			s.state = Archived
+			// Its dead-letter write is re-driven by the Manager; the cause
+			// is not persisted, so it is Kafka's on resume: at the delivery
+			// limit "exceeded", else "rejected".
+			s.cause = CauseRejected
+			if int(s.count) >= p.cfg.DeliveryCountLimit {
+				s.cause = CauseDeliveryCountExceeded
+			}
 		}
 		p.appendSpan(s)
 	}

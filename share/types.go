@@ -14,7 +14,7 @@ const (
 	Available    RecordState = 0
 	Acquired     RecordState = 1
 	Acknowledged RecordState = 2
-	Archiving    RecordState = 3 // KIP-1191 (DLQ); never produced here yet, accepted on load
+	Archiving    RecordState = 3 // KIP-1191: waiting for its dead-letter write, then Archived
 	Archived     RecordState = 4
 )
 
@@ -35,8 +35,9 @@ func (s RecordState) String() string {
 }
 
 // Terminal reports whether a record in this state is done for good.
+// Archiving is not: SPSO stops at it until its dead-letter write settles.
 func (s RecordState) Terminal() bool {
-	return s == Acknowledged || s == Archived || s == Archiving
+	return s == Acknowledged || s == Archived
 }
 
 // AckType is an AcknowledgeTypes entry on the wire.
@@ -75,6 +76,10 @@ type Config struct {
 	MaxRecordLocks     int           // share.partition.max.record.locks (in-flight window)
 	ReadCommitted      bool          // share.isolation.level=read_committed
 	RenewDisabled      bool          // share.renew.acknowledge.enable=false
+	// DLQ: the group has a dead-letter topic and share.version >= 2
+	// (Kafka's isDLQEnabledForGroup): rejected records and those released
+	// or expired at the delivery limit go Archiving, not Archived.
+	DLQ bool
 }
 
 func (c Config) withDefaults() Config {
@@ -145,6 +150,7 @@ type Effects struct {
 	SPSOMoved bool // the share-partition start offset advanced
 	Available bool // records became available: wake parked ShareFetches
 	Persist   bool // persistable state changed (the partition is dirty)
+	Archiving bool // records went Archiving: their dead-letter writes are due
 	Durable   bool // ... and it must be durable before the caller answers
 }
 
@@ -153,6 +159,7 @@ func (e *Effects) merge(o Effects) {
 	e.Available = e.Available || o.Available
 	e.Persist = e.Persist || o.Persist
 	e.Durable = e.Durable || o.Durable
+	e.Archiving = e.Archiving || o.Archiving
 }
 
 // Sentinel errors; ErrorCode maps them to Kafka error codes.

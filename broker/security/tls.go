@@ -175,13 +175,22 @@ func pemKeyPair(chainPEM, keyPEM []byte, keyPassword, chainKey, keyKey string) (
 	if keyBlock == nil {
 		return cert, fmt.Errorf("%s: no PEM private key found", keyKey)
 	}
-	if keyBlock.Type == "ENCRYPTED PRIVATE KEY" || keyBlock.Headers["Proc-Type"] != "" {
-		return cert, fmt.Errorf("%s: encrypted PEM private keys are not supported (ssl.key.password); give an unencrypted PKCS#8 key or use a PKCS12 key store", keyKey)
+	if keyBlock.Headers["Proc-Type"] != "" {
+		return cert, fmt.Errorf("%s: legacy OpenSSL-encrypted PEM keys (Proc-Type header) are not supported; convert with openssl pkcs8 -topk8 -v2 aes-256-cbc", keyKey)
 	}
-	if keyPassword != "" {
+	der := keyBlock.Bytes
+	if keyBlock.Type == "ENCRYPTED PRIVATE KEY" {
+		if keyPassword == "" {
+			return cert, fmt.Errorf("%s: the private key is encrypted; set ssl.key.password", keyKey)
+		}
+		var err error
+		if der, err = decryptPKCS8(der, keyPassword); err != nil {
+			return cert, fmt.Errorf("%s: %w", keyKey, err)
+		}
+	} else if keyPassword != "" {
 		return cert, fmt.Errorf("ssl.key.password is set but the PEM key in %s is not encrypted; unset it", keyKey)
 	}
-	key, err := parseKey(keyBlock.Bytes)
+	key, err := parseKey(der)
 	if err != nil {
 		return cert, fmt.Errorf("%s: %w", keyKey, err)
 	}

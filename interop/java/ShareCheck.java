@@ -3,7 +3,13 @@
 // interop/sharecheck_test.go. It compiles against kafka-clients 4.1 and 4.4:
 // AcknowledgeType.RENEW (4.2+) is looked up by name.
 //
-//   java -cp CLASSES:LIB/* ShareCheck BOOTSTRAP TOPIC GROUP
+//   java -cp CLASSES:LIB/* ShareCheck BOOTSTRAP TOPIC GROUP [dlq]
+//
+// With "dlq" (KIP-1191, 4.4 brokers) the group dead-letters into
+// dlq.TOPIC (created with errors.deadletterqueue.group.enable=true,
+// errors.deadletterqueue.copy.record.enable=true), and after consuming the
+// program reads that topic back: one "dlq ..." line per record, sorted by
+// the source offset header.
 //
 // Records (one partition, so their order is fixed), by key:
 //   accept-N   ACCEPT on first delivery: never delivered again
@@ -22,6 +28,7 @@
 //   quiet           no record came for the quiet period after the last one
 //   start-offset N  the share-partition start offset (listShareGroupOffsets)
 //   summary KEY deliveries=D1,D2,.. acks=A1,A2,..   (sorted by key)
+//   dlq partition=P key=K value=V timestamp=create-time-of-write|... headers=K1=V1;K2=V2;..
 //   done
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,6 +48,7 @@ import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -50,6 +58,8 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -59,11 +69,13 @@ public class ShareCheck {
     static final long DEADLINE_MS = 60000;
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
-            System.err.println("usage: ShareCheck BOOTSTRAP TOPIC GROUP");
+        if (args.length != 3 && !(args.length == 4 && args[3].equals("dlq"))) {
+            System.err.println("usage: ShareCheck BOOTSTRAP TOPIC GROUP [dlq]");
             System.exit(2);
         }
         String bootstrap = args[0], topic = args[1], group = args[2];
+        String dlq = args.length == 4 ? "dlq." + topic : null;
+        long startMs = System.currentTimeMillis();
         AcknowledgeType renew = null;
         for (AcknowledgeType t : AcknowledgeType.values()) {
             if (t.name().equals("RENEW")) {
@@ -83,6 +95,13 @@ public class ShareCheck {
             ConfigResource res = new ConfigResource(ConfigResource.Type.GROUP, group);
             admin.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(
                 new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET)))).all().get();
+            if (dlq != null) {
+                admin.createTopics(List.of(new NewTopic(dlq, 1, (short) 1)
+                    .configs(Map.of("errors.deadletterqueue.group.enable", "true")))).all().get();
+                admin.incrementalAlterConfigs(Map.of(res, List.of(
+                    new AlterConfigOp(new ConfigEntry("errors.deadletterqueue.topic.name", dlq), AlterConfigOp.OpType.SET),
+                    new AlterConfigOp(new ConfigEntry("errors.deadletterqueue.copy.record.enable", "true"), AlterConfigOp.OpType.SET)))).all().get();
+            }
         }
 
         Properties pp = new Properties();
@@ -172,8 +191,51 @@ public class ShareCheck {
         for (String k : deliveries.keySet()) {
             System.out.println("summary " + k + " deliveries=" + String.join(",", deliveries.get(k)) + " acks=" + String.join(",", acks.get(k)));
         }
+        if (dlq != null) {
+            printDLQ(bootstrap, dlq, startMs, 3);
+        }
         System.out.println("done");
         System.exit(failures == 0 ? 0 : 1);
+    }
+
+    // printDLQ reads want records of the dead-letter topic from the start
+    // (or until a deadline) and prints them sorted by source offset.
+    static void printDLQ(String bootstrap, String dlq, long startMs, int want) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        TreeMap<Long, String> lines = new TreeMap<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            TopicPartition tp = new TopicPartition(dlq, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long deadline = System.currentTimeMillis() + 30000;
+            while (lines.size() < want && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
+                    long now = System.currentTimeMillis();
+                    String ts = r.timestampType() == TimestampType.CREATE_TIME && r.timestamp() >= startMs && r.timestamp() <= now
+                        ? "create-time-of-write" : r.timestampType() + ":" + r.timestamp();
+                    StringBuilder hs = new StringBuilder();
+                    long src = -1;
+                    for (Header h : r.headers()) {
+                        String v = h.value() == null ? "null" : new String(h.value(), java.nio.charset.StandardCharsets.UTF_8);
+                        if (hs.length() > 0) {
+                            hs.append(';');
+                        }
+                        hs.append(h.key()).append('=').append(v);
+                        if (h.key().equals("__dlq.errors.offset")) {
+                            src = Long.parseLong(v);
+                        }
+                    }
+                    lines.put(src * 1000 + lines.size(), "dlq partition=" + r.partition() + " key=" + r.key() + " value=" + r.value()
+                        + " timestamp=" + ts + " headers=" + hs);
+                }
+            }
+        }
+        for (String l : lines.values()) {
+            System.out.println(l);
+        }
     }
 
     // startOffset reads the share-partition start offset from what

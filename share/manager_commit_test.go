@@ -1,17 +1,15 @@
-package broker
+package share
 
 import (
 	"errors"
 	"sync"
 	"testing"
-
-	"sharq/share"
 )
 
 // gatedPersister records writes and holds every sync write until released,
 // standing in for a slow fsync.
 type gatedPersister struct {
-	share.MemPersister
+	MemPersister
 	mu      sync.Mutex
 	written []int64 // StartOffset of each write, in order
 	synced  []bool
@@ -20,7 +18,7 @@ type gatedPersister struct {
 	fail    error
 }
 
-func (g *gatedPersister) Write(key share.Key, st *share.State, sync bool) error {
+func (g *gatedPersister) Write(key Key, st *State, sync bool) error {
 	if sync {
 		g.entered <- struct{}{}
 		<-g.release
@@ -35,11 +33,11 @@ func (g *gatedPersister) Write(key share.Key, st *share.State, sync bool) error 
 	return nil
 }
 
-func newCommitFixture() (*shareState, *sharePart, *gatedPersister) {
+func newCommitFixture() (*Manager, *part, *gatedPersister) {
 	g := &gatedPersister{entered: make(chan struct{}, 8), release: make(chan struct{})}
-	st := &shareState{persister: g}
-	p := &sharePart{key: sharePartKey{group: "g", partition: 0}, sp: share.New(share.Config{})}
-	return st, p, g
+	m := &Manager{persister: g}
+	p := &part{key: Key{Group: "g", Partition: 0}, sp: New(Config{})}
+	return m, p, g
 }
 
 // A durable write in progress holds neither the share-partition's lock nor

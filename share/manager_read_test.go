@@ -1,4 +1,4 @@
-package broker
+package share
 
 import (
 	"encoding/binary"
@@ -28,16 +28,16 @@ func TestShareReadSize(t *testing.T) {
 		maxRecords, limit int
 		want              int
 	}{
-		{"nothing read yet: the cap", nil, 500, 50 << 20, shareReadBytes},
+		{"nothing read yet: the cap", nil, 500, 50 << 20, readBytes},
 		{"nothing read yet, small request limit", nil, 500, 4096, 4096},
 		{"100 bytes per offset: 1.5 x 500 records", rawBatches(10, []int{10000, 10000}, []int{100, 100}), 500, 50 << 20, 75000},
-		{"tiny records: the floor", rawBatches(0, []int{1000}, []int{100}), 500, 50 << 20, shareReadMin},
+		{"tiny records: the floor", rawBatches(0, []int{1000}, []int{100}), 500, 50 << 20, readMin},
 		{"big records: past the cap", rawBatches(0, []int{1 << 20}, []int{100}), 500, 50 << 20, 500 * (1 << 20) / 100 * 3 / 2},
 		{"request limit wins", rawBatches(0, []int{10000}, []int{100}), 500, 1000, 1000},
-		{"corrupt framing ignored", []byte{1, 2, 3}, 500, 50 << 20, shareReadBytes},
+		{"corrupt framing ignored", []byte{1, 2, 3}, 500, 50 << 20, readBytes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var p sharePart
+			var p part
 			p.noteRead(tc.data)
 			if got := p.readSize(tc.maxRecords, tc.limit); got != tc.want {
 				t.Fatalf("readSize = %d, want %d (bytes per offset %.1f)", got, tc.want, p.bytesPerOffset)
@@ -46,12 +46,12 @@ func TestShareReadSize(t *testing.T) {
 	}
 }
 
-func FuzzShareNoteRead(f *testing.F) {
+func FuzzNoteRead(f *testing.F) {
 	f.Add(rawBatches(5, []int{100, 200}, []int{3, 4}))
 	f.Add([]byte{})
 	f.Add(make([]byte, 27))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var p sharePart
+		var p part
 		p.noteRead(data)
 		if p.bytesPerOffset < 0 {
 			t.Fatalf("negative bytes per offset %f", p.bytesPerOffset)

@@ -1,0 +1,114 @@
+package broker
+
+// TxnOffsetCommit: v0-5
+//
+// Behavior:
+// * Stages offsets in the group for the producer's transaction: they are
+//   applied when the transaction commits and dropped when it aborts
+//   (group.TxnCommitOffsets, durable). The committer is checked as for
+//   OffsetCommit: an unknown group accepts only generation -1
+//   (ILLEGAL_GENERATION otherwise), UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID.
+// * The group must be in the producer's transaction: before v5 it was added
+//   by AddOffsetsToTxn (INVALID_TXN_STATE if not, with
+//   transaction.partition.verification.enable); v5+ (transaction version 2)
+//   adds it implicitly. Producer errors come from the coordinator
+//   (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS).
+// * Unknown partitions: UNKNOWN_TOPIC_OR_PARTITION.
+// * ACLs: WRITE on the transactional id, READ on the group
+//   (GROUP_AUTHORIZATION_FAILED) and on each topic
+//   (TOPIC_AUTHORIZATION_FAILED).
+//
+// Version notes:
+// * v2: leader epoch; v3: flexible, member id, generation, instance id;
+//   v5: implicit add (KIP-890). v6 (topic ids) is not offered.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/group"
+)
+
+func init() { regKey(28, 0, 5, handleTxnOffsetCommit) }
+
+func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.TxnOffsetCommitRequest)
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	img := r.s.meta.Image()
+	codes := make([][]int16, len(req.Topics))
+	cr := group.TxnCommitRequest{
+		Group:      req.Group,
+		ProducerID: req.ProducerID,
+		MemberID:   req.MemberID,
+		InstanceID: strOr(req.InstanceID),
+		Generation: req.Generation,
+		Offsets:    map[group.TopicPartition]group.Offset{},
+	}
+	for i, t := range req.Topics {
+		codes[i] = make([]int16, len(t.Partitions))
+		readable := r.authorize(resTopic, t.Topic, opRead)
+		for j, p := range t.Partitions {
+			if !readable {
+				codes[i][j] = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
+			if !partitionExists(img, t.Topic, p.Partition) {
+				codes[i][j] = errUnknownTopicOrPartition
+				continue
+			}
+			epoch := p.LeaderEpoch
+			if r.version < 2 {
+				epoch = -1
+			}
+			cr.Offsets[group.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = group.Offset{Offset: p.Offset, LeaderEpoch: epoch, Metadata: strOr(p.Metadata)}
+		}
+	}
+	// Kafka checks the transaction first (the coordinator answers for the
+	// producer), then the group.
+	var gcode int16
+	tc := r.s.coord.txn
+	switch {
+	case !r.authorize(resTransactionalID, req.TransactionalID, opWrite):
+		gcode = errTransactionalIDAuthFailed
+	case !r.authorize(resGroup, req.Group, opRead):
+		gcode = kerr.GroupAuthorizationFailed.Code
+	case req.Group == "":
+		gcode = kerr.InvalidGroupID.Code
+	case r.version >= 5:
+		gcode = txnErrorCode(r, tc.AddGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, true), 3)
+	case r.s.effectiveConfig().TransactionPartitionVerificationEnable:
+		gcode = txnErrorCode(r, tc.VerifyGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group), 3)
+	}
+	var perr map[group.TopicPartition]error
+	if gcode == 0 && len(cr.Offsets) > 0 {
+		var gerr error
+		perr, gerr = r.s.coord.groups.TxnCommitOffsets(cr)
+		if gerr != nil {
+			if group.ErrorCode(gerr) == -1 {
+				r.s.logger.Error("transactional offset commit", "group", req.Group, "err", gerr)
+				gcode = kerr.CoordinatorNotAvailable.Code
+			} else {
+				gcode, _ = groupError(gerr)
+			}
+		}
+	}
+	for i, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for j, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.ErrorCode = codes[i][j]
+			if rp.ErrorCode == 0 {
+				if gcode != 0 {
+					rp.ErrorCode = gcode
+				} else if e := perr[group.TopicPartition{Topic: t.Topic, Partition: p.Partition}]; e != nil {
+					rp.ErrorCode, _ = groupError(e)
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}

@@ -1,0 +1,78 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// java/TxnCheck.java: Kafka 4.4's transactional KafkaProducer (commit,
+// abort, sendOffsetsToTransaction, a zombie fenced by a second producer
+// with the same transactional.id) and read_committed / read_uncommitted
+// KafkaConsumers. The output must be the same on sharq and on Kafka.
+
+var txnCheckBuild compiled
+
+func txnCheckClasspath(t *testing.T) []string {
+	t.Helper()
+	j := needJava(t)
+	set := "kafka-" + KafkaVersion
+	c := &txnCheckBuild
+	c.once.Do(func() {
+		lib := LibDir(CacheDir(), set)
+		if !JarsComplete(lib) {
+			c.err = fmt.Errorf("%w: %s (run interop/fetch-jars.sh)", ErrNoJars, lib)
+			return
+		}
+		src, err := filepath.Abs(filepath.Join("java", "TxnCheck.java"))
+		if err != nil {
+			c.err = err
+			return
+		}
+		out := filepath.Join(workDir, "classes-txncheck")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		jvmSem <- struct{}{}
+		c.err = j.Javac(ctx, []string{filepath.Join(lib, "kafka-clients-"+KafkaVersion+".jar")}, out, src)
+		<-jvmSem
+		c.cp = []string{out, filepath.Join(lib, "*")}
+	})
+	if c.err != nil {
+		t.Fatalf("compile TxnCheck: %v", c.err)
+	}
+	return c.cp
+}
+
+func scenarioTxnCheck(t *testing.T, tg Target) {
+	cp := txnCheckClasspath(t)
+	j := needJava(t)
+	topic, group := "interop-txn-check", "interop-txn-check-group"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	jvmSem <- struct{}{}
+	res, err := j.RunClasspath(ctx, nil, cp, "TxnCheck", tg.Bootstrap, topic, group)
+	<-jvmSem
+	t.Logf("TxnCheck: exit %d in %v", res.ExitCode, res.Elapsed.Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("TxnCheck: %v\n--- stdout ---\n%s\n--- stderr ---\n%s", err, res.Stdout, res.Stderr)
+	}
+	want := strings.Join([]string{
+		"zombie fenced",
+		"committed c-0,c-1,c-2,c-3",
+		"uncommitted 7",
+		"group-offset 5",
+		"end-offsets committed=12 uncommitted=12",
+		"done",
+	}, "\n") + "\n"
+	if res.Stdout != want {
+		t.Errorf("TxnCheck output:\n%s\nwant:\n%s\n--- stderr ---\n%s", res.Stdout, want, res.Stderr)
+	}
+	if r := recorder(t); r != nil {
+		if err := r.Record(tg.Name, "txn-check/output", res.Stdout); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,283 @@
+package log
+
+// Transactions in a partition log: transaction markers (control batches),
+// the open transactions per producer, the last stable offset and reads
+// bounded by it. The aborted-transaction index is in txnindex.go.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// Control record types (Kafka's ControlRecordType).
+const (
+	controlAbort  = 0
+	controlCommit = 1
+)
+
+// markerSize is the size of a transaction marker batch: the v2 header and
+// one record whose key is version+type (4 bytes) and whose value is
+// version+coordinatorEpoch (6 bytes).
+const markerSize = batchHeaderSize + 17
+
+// AbortedTxn is an aborted transaction as Fetch reports it: the producer
+// and the first offset of its aborted data.
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+}
+
+// txnState is the transaction view of one partition. Guarded by Log.mu,
+// written with Log.appendMu held.
+type txnState struct {
+	// ongoing maps producer id to the first offset of its open transaction.
+	ongoing map[int64]int64
+	// firstUnstable is the smallest value of ongoing, -1 if none.
+	firstUnstable int64
+	// aborted is the aborted-transaction index of every segment, by
+	// ascending lastOffset (see txnindex.go).
+	aborted []abortedTxn
+}
+
+func (t *txnState) recompute() {
+	t.firstUnstable = -1
+	for _, f := range t.ongoing {
+		if t.firstUnstable < 0 || f < t.firstUnstable {
+			t.firstUnstable = f
+		}
+	}
+}
+
+// buildMarker lays out a COMMIT or ABORT control batch as Kafka's
+// EndTransactionMarker does.
+func buildMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32, nowMs int64) []byte {
+	b := make([]byte, markerSize)
+	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(markerSize-batchLengthOverhead))
+	b[offMagic] = magicV2
+	binary.BigEndian.PutUint16(b[offAttributes:], uint16(attrTransactional|attrControl))
+	binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(nowMs))
+	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(nowMs))
+	binary.BigEndian.PutUint64(b[offProducerID:], uint64(producerID))
+	binary.BigEndian.PutUint16(b[offProducerEpoch:], uint16(epoch))
+	binary.BigEndian.PutUint32(b[offBaseSequence:], 0xffffffff) // NO_SEQUENCE
+	binary.BigEndian.PutUint32(b[offRecordCount:], 1)
+	r := b[batchHeaderSize:]
+	r[0] = 16 * 2 // zigzag varint length of the record body (16 bytes)
+	// attributes 0, timestamp delta 0, offset delta 0
+	r[4] = 4 * 2 // key length 4
+	typ := uint16(controlAbort)
+	if commit {
+		typ = controlCommit
+	}
+	binary.BigEndian.PutUint16(r[7:], typ) // key: version 0, type
+	r[9] = 6 * 2                           // value length 6
+	binary.BigEndian.PutUint32(r[12:], uint32(coordinatorEpoch))
+	// r[16]: zero headers
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return b
+}
+
+// controlType returns the control record type of a control batch's first
+// record, given the bytes after the batch header.
+func controlType(records []byte) (int16, bool) {
+	typ, _, ok := controlRecord(records)
+	return typ, ok
+}
+
+// controlRecord parses a marker's record: its type and (from the
+// EndTransactionMarker value) the coordinator epoch, -1 if absent.
+func controlRecord(records []byte) (typ int16, coordinatorEpoch int32, ok bool) {
+	p := records
+	if _, n := binary.Varint(p); n <= 0 {
+		return 0, -1, false
+	} else {
+		p = p[n:]
+	}
+	if len(p) < 1 {
+		return 0, -1, false
+	}
+	p = p[1:]     // attributes
+	for range 2 { // timestamp delta, offset delta
+		_, n := binary.Varint(p)
+		if n <= 0 {
+			return 0, -1, false
+		}
+		p = p[n:]
+	}
+	kl, n := binary.Varint(p)
+	if n <= 0 || kl < 4 || int64(len(p)-n) < kl {
+		return 0, -1, false
+	}
+	p = p[n:]
+	typ = int16(binary.BigEndian.Uint16(p[2:]))
+	p = p[kl:]
+	coordinatorEpoch = -1
+	if vl, n := binary.Varint(p); n > 0 && vl >= 6 && int64(len(p)-n) >= 6 {
+		coordinatorEpoch = int32(binary.BigEndian.Uint32(p[n+2:]))
+	}
+	return typ, coordinatorEpoch, true
+}
+
+// AppendMarker writes a transaction marker (COMMIT or ABORT control batch)
+// for producerID, which ends its open transaction in this partition, as
+// Kafka's WriteTxnMarkers does. A marker older than the producer's epoch is
+// ErrInvalidProducerEpoch. Writing a marker for a producer without an open
+// transaction here is allowed and harmless (a coordinator retry).
+func (l *Log) AppendMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch, leaderEpoch int32) (AppendResult, error) {
+	b := buildMarker(producerID, epoch, commit, coordinatorEpoch, l.now().UnixMilli())
+	return l.appendBatch(b, leaderEpoch, true)
+}
+
+// checkMarker applies Kafka's epoch rule to a marker.
+func (ps *producerState) checkMarker(h *batchHeader) error {
+	if e := ps.m[h.ProducerID]; e != nil && h.ProducerEpoch < e.epoch {
+		return fmt.Errorf("%w: marker epoch %d of producer %d is older than its current epoch %d", ErrInvalidProducerEpoch, h.ProducerEpoch, h.ProducerID, e.epoch)
+	}
+	return nil
+}
+
+// afterTxnAppend updates the open transactions and the aborted index after
+// a transactional batch was written. txnFirst is what producerState.update
+// returned. Called with appendMu held.
+func (l *Log) afterTxnAppend(h *batchHeader, txnFirst int64, batch []byte) error {
+	pid := h.ProducerID
+	if h.Attributes&attrControl == 0 {
+		l.mu.Lock()
+		if _, ok := l.txn.ongoing[pid]; !ok {
+			if e := l.producers.m[pid]; e != nil && e.txnFirst >= 0 {
+				if l.txn.ongoing == nil {
+					l.txn.ongoing = map[int64]int64{}
+				}
+				l.txn.ongoing[pid] = e.txnFirst
+				if l.txn.firstUnstable < 0 || e.txnFirst < l.txn.firstUnstable {
+					l.txn.firstUnstable = e.txnFirst
+				}
+			}
+		}
+		l.mu.Unlock()
+		return nil
+	}
+	typ, ce, _ := controlRecord(batch[batchHeaderSize:])
+	if e := l.producers.m[pid]; e != nil {
+		e.coordinatorEpoch = ce
+	}
+	if txnFirst < 0 {
+		return nil
+	}
+	l.mu.Lock()
+	delete(l.txn.ongoing, pid)
+	l.txn.recompute()
+	lso := l.txn.firstUnstable
+	active := l.activeLocked()
+	l.mu.Unlock()
+	if typ != controlAbort {
+		return nil
+	}
+	if lso < 0 {
+		lso = h.BaseOffset + 1
+	}
+	return l.addAborted(active.base, abortedTxn{producerID: pid, first: txnFirst, last: h.BaseOffset, lso: lso})
+}
+
+// LastStableOffset is the end of what read_committed consumers may see: the
+// first offset of the oldest open transaction, or the high watermark.
+func (l *Log) LastStableOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.lsoLocked()
+}
+
+func (l *Log) lsoLocked() int64 {
+	hw := l.hwLocked()
+	if f := l.txn.firstUnstable; f >= 0 && f < hw {
+		return f
+	}
+	return hw
+}
+
+// ReadCommitted is Read for read_committed consumers: batches only below
+// the last stable offset.
+func (l *Log) ReadCommitted(offset int64, maxBytes int32, dst []byte) ([]byte, error) {
+	return l.read(offset, maxBytes, dst, true)
+}
+
+// OpenTransactions returns, per producer with an open transaction in this
+// partition, the first offset of that transaction (DescribeProducers).
+func (l *Log) OpenTransactions() map[int64]int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make(map[int64]int64, len(l.txn.ongoing))
+	for k, v := range l.txn.ongoing {
+		out[k] = v
+	}
+	return out
+}
+
+// ProducerInfo is one producer's state in a partition (DescribeProducers).
+type ProducerInfo struct {
+	ProducerID         int64
+	Epoch              int16
+	LastSequence       int32
+	LastTimestamp      int64
+	CurrentTxnFirstOff int64 // -1 if none
+	CoordinatorEpoch   int32 // of the last marker, -1 if none
+}
+
+// Producers returns the producer state of the partition.
+func (l *Log) Producers() []ProducerInfo {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	out := make([]ProducerInfo, 0, len(l.producers.m))
+	for id, e := range l.producers.m {
+		out = append(out, ProducerInfo{ProducerID: id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastTimestamp: e.lastTimestamp, CurrentTxnFirstOff: e.txnFirst, CoordinatorEpoch: e.coordinatorEpoch})
+	}
+	return out
+}
+
+// NextOffsetAfter returns the offset after the last whole batch in
+// batches (as Read returns them), or -1 if there is none.
+func NextOffsetAfter(batches []byte) int64 {
+	next := int64(-1)
+	for len(batches) >= batchHeaderSize {
+		size := int64(int32(binary.BigEndian.Uint32(batches[offBatchLength:]))) + batchLengthOverhead
+		if size < batchHeaderSize || size > int64(len(batches)) {
+			break
+		}
+		next = int64(binary.BigEndian.Uint64(batches)) + int64(int32(binary.BigEndian.Uint32(batches[offLastOffsetDelta:]))) + 1
+		batches = batches[size:]
+	}
+	return next
+}
+
+// replayMarker reads the type of a marker met while replaying the log and
+// records the transaction it aborted. first is the first offset of the
+// transaction the marker ended.
+func (l *Log) replayMarker(out *[]abortedTxn, ps *producerState, s *segment, h *batchHeader, pos, first int64) error {
+	buf := make([]byte, 24)
+	n := min(int64(len(buf)), int64(h.Size)-batchHeaderSize)
+	if n <= 0 {
+		return nil
+	}
+	if err := readFull(s.log, buf[:n], pos+batchHeaderSize); err != nil {
+		return fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, err)
+	}
+	typ, ce, ok := controlRecord(buf[:n])
+	if e := ps.m[h.ProducerID]; e != nil && ok {
+		e.coordinatorEpoch = ce
+	}
+	if !ok || typ != controlAbort || first < 0 {
+		return nil
+	}
+	lso := int64(-1)
+	for _, e := range ps.m {
+		if e.txnFirst >= 0 && (lso < 0 || e.txnFirst < lso) {
+			lso = e.txnFirst
+		}
+	}
+	if lso < 0 {
+		lso = h.BaseOffset + 1
+	}
+	*out = append(*out, abortedTxn{producerID: h.ProducerID, first: first, last: h.BaseOffset, lso: lso, segment: s.base})
+	return nil
+}

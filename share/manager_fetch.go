@@ -1,0 +1,679 @@
+package share
+
+import (
+	"context"
+	"time"
+)
+
+// Share-session epochs (KIP-932): 0 opens a session, -1 closes it.
+const (
+	EpochOpen  = 0
+	EpochClose = -1
+)
+
+type sessionKey struct{ group, member string }
+
+// session is a ShareFetch session: the partitions a member fetches from
+// this node, the epoch its next request must carry and the connection it
+// lives on (closing it releases what the member holds).
+type session struct {
+	epoch int32
+	parts []TopicPartition
+	conn  any
+}
+
+func (s *session) add(tp TopicPartition) bool {
+	for _, p := range s.parts {
+		if p == tp {
+			return false
+		}
+	}
+	s.parts = append(s.parts, tp)
+	return true
+}
+
+func (s *session) forget(tp TopicPartition) {
+	for i, p := range s.parts {
+		if p == tp {
+			s.parts = append(s.parts[:i], s.parts[i+1:]...)
+			return
+		}
+	}
+}
+
+func contains(tps []TopicPartition, tp TopicPartition) bool {
+	for _, t := range tps {
+		if t == tp {
+			return true
+		}
+	}
+	return false
+}
+
+func nextEpoch(e int32) int32 {
+	if e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
+}
+
+// FetchPartition is one partition of a ShareFetch or ShareAcknowledge
+// request with its acknowledgements.
+type FetchPartition struct {
+	TopicPartition
+	Acks []AckBatch
+}
+
+// FetchRequest is a decoded ShareFetch. ShareAcknowledge uses the session,
+// group and partition fields only.
+type FetchRequest struct {
+	Group, Member string
+	// Conn identifies the connection (comparable, e.g. a pointer): the
+	// session is bound to it (ReleaseConn).
+	Conn       any
+	Epoch      int32
+	RenewOnly  bool // IsRenewAck: acks only, RENEW allowed
+	MaxWait    time.Duration
+	MaxRecords int
+	BatchSize  int
+	MaxBytes   int
+	Mode       AcquireMode
+	Partitions []FetchPartition
+	Forgotten  []TopicPartition
+	// Readable, when set, says whether the principal may READ a topic:
+	// partitions of others answer TOPIC_AUTHORIZATION_FAILED, their acks
+	// are not applied and nothing is acquired from them.
+	Readable func(topicID [16]byte) bool
+}
+
+func (req *FetchRequest) denied(tp TopicPartition) bool {
+	return req.Readable != nil && !req.Readable(tp.TopicID)
+}
+
+// PartitionResult is one partition's answer.
+type PartitionResult struct {
+	TopicPartition
+	Code     int16 // ErrorCode (ShareFetch) or the partition's ErrorCode (ShareAcknowledge)
+	AckCode  int16 // AcknowledgeErrorCode (ShareFetch)
+	Acked    bool  // the request carried acks for it
+	Added    bool  // new to the session
+	Records  []byte
+	Acquired []AcquiredRecords
+
+	// Resolved once per request: the log and the share-partition.
+	resolved bool
+	log      PartitionLog
+	logCode  int16
+	p        *part
+}
+
+// Answer reports whether a ShareFetch response lists the partition:
+// records, an error, acks or new to the session.
+func (r *PartitionResult) Answer() bool {
+	return len(r.Acquired) > 0 || r.Code != 0 || r.Acked || r.Added
+}
+
+// Result is a ShareFetch or ShareAcknowledge answer. It lives in the
+// Scratch it was computed in and is valid until the Scratch's next use.
+type Result struct {
+	ErrorCode    int16
+	ErrorMessage string
+	LockDuration time.Duration // AcquisitionLockTimeoutMs
+	Partitions   []PartitionResult
+}
+
+// Scratch is per-connection memory reused by every ShareFetch and
+// ShareAcknowledge of that connection (one request in flight at a time).
+// The Records of a Result point into it, so the broker must write the
+// response before the connection's next request, which it does.
+type Scratch struct {
+	Req FetchRequest
+
+	res     Result
+	types   []AckType
+	batches []AckBatch
+	keys    []TopicPartition
+	added   []TopicPartition
+	fetch   []int // indexes into res.Partitions of the session's partitions
+	buf     []byte
+	ar      AcquireResult
+	src     RawBatches
+	wake    chan struct{}
+}
+
+// Reset starts a new request in the scratch and returns it.
+func (sc *Scratch) Reset() *FetchRequest {
+	parts, forgotten := sc.Req.Partitions[:0], sc.Req.Forgotten[:0]
+	sc.Req = FetchRequest{Partitions: parts, Forgotten: forgotten}
+	sc.types, sc.batches = sc.types[:0], sc.batches[:0]
+	return &sc.Req
+}
+
+// AddPartition appends a partition to the request.
+func (sc *Scratch) AddPartition(topicID [16]byte, partition int32) {
+	sc.Req.Partitions = append(sc.Req.Partitions, FetchPartition{TopicPartition: TopicPartition{topicID, partition}})
+}
+
+// AddAck appends an acknowledgement batch to the last partition added; the
+// wire types are copied.
+func (sc *Scratch) AddAck(first, last int64, types []int8) {
+	start := len(sc.types)
+	for _, t := range types {
+		sc.types = append(sc.types, AckType(t))
+	}
+	sc.batches = append(sc.batches, AckBatch{FirstOffset: first, LastOffset: last, Types: sc.types[start:len(sc.types):len(sc.types)]})
+	fp := &sc.Req.Partitions[len(sc.Req.Partitions)-1]
+	// Batches of one partition are added together, so they are adjacent.
+	n := len(fp.Acks) + 1
+	fp.Acks = sc.batches[len(sc.batches)-n : len(sc.batches) : len(sc.batches)]
+}
+
+// AddForgotten appends a ForgottenTopicsData partition.
+func (sc *Scratch) AddForgotten(topicID [16]byte, partition int32) {
+	sc.Req.Forgotten = append(sc.Req.Forgotten, TopicPartition{topicID, partition})
+}
+
+func (sc *Scratch) resetResult() *Result {
+	sc.res = Result{Partitions: sc.res.Partitions[:0]}
+	return &sc.res
+}
+
+// result returns the row of tp, adding it (reusing its old memory) when
+// the request has none yet.
+func (sc *Scratch) result(tp TopicPartition) *PartitionResult {
+	rows := sc.res.Partitions
+	for i := range rows {
+		if rows[i].TopicPartition == tp {
+			return &rows[i]
+		}
+	}
+	return sc.row(tp)
+}
+
+// row adds a row for tp (ShareAcknowledge answers every listed partition,
+// even one listed twice).
+func (sc *Scratch) row(tp TopicPartition) *PartitionResult {
+	rows := sc.res.Partitions
+	if len(rows) < cap(rows) {
+		rows = rows[:len(rows)+1]
+		r := &rows[len(rows)-1]
+		*r = PartitionResult{TopicPartition: tp, Acquired: r.Acquired[:0]}
+	} else {
+		rows = append(rows, PartitionResult{TopicPartition: tp})
+	}
+	sc.res.Partitions = rows
+	return &rows[len(rows)-1]
+}
+
+// sessionStep applies a request's epoch to its share session, under m.mu.
+// Its epoch advances before anything else happens, so later
+// partition-level failures do not roll it back (as in Kafka). fetch
+// selects ShareFetch's rules (open with epoch 0, add and forget
+// partitions) over ShareAcknowledge's. It copies the session's partitions
+// into sc.keys and reports whether the request closes the session.
+func (m *Manager) sessionStep(req *FetchRequest, fetch bool, sc *Scratch) (closing bool, code int16, msg string) {
+	skey := sessionKey{req.Group, req.Member}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sess := m.sessions[skey]
+	switch {
+	case req.Epoch == EpochOpen && !fetch:
+		return false, codeInvalidSessionEpch, ""
+	case req.Epoch == EpochOpen:
+		for i := range req.Partitions {
+			if len(req.Partitions[i].Acks) > 0 {
+				return false, codeInvalidRequest, "acknowledgements are not allowed when opening a share session"
+			}
+		}
+		if sess == nil && len(m.sessions) >= m.settings(req.Group).MaxSessions {
+			return false, codeSessionLimit, ""
+		}
+		// An old session of the key is replaced without releasing its
+		// records, as in Kafka.
+		sess = &session{epoch: 1}
+		m.sessions[skey] = sess
+	case sess == nil:
+		return false, codeSessionNotFound, ""
+	case req.Epoch == EpochClose:
+		closing = true
+		delete(m.sessions, skey)
+	case req.Epoch != sess.epoch:
+		return false, codeInvalidSessionEpch, ""
+	default:
+		sess.epoch = nextEpoch(sess.epoch)
+	}
+	sc.added = sc.added[:0]
+	if fetch && !closing {
+		for i := range req.Partitions {
+			if tp := req.Partitions[i].TopicPartition; sess.add(tp) {
+				sc.added = append(sc.added, tp)
+			}
+		}
+		for _, tp := range req.Forgotten {
+			sess.forget(tp)
+		}
+	}
+	sess.conn = req.Conn
+	sc.keys = append(sc.keys[:0], sess.parts...)
+	return closing, 0, ""
+}
+
+// resolve finds r's log and share-partition, once per request.
+func (m *Manager) resolve(group string, r *PartitionResult) {
+	if r.resolved {
+		return
+	}
+	r.resolved = true
+	r.log, r.logCode = m.logs.Partition(r.TopicID, r.Partition)
+	if r.log == nil {
+		if r.logCode == 0 {
+			r.logCode = codeUnknownTopicOrPart
+		}
+		return
+	}
+	p, err := m.part(r.key(group))
+	if err != nil {
+		m.logger.Error("share-partition", "err", err)
+		r.logCode = codeKafkaStorage
+		return
+	}
+	r.p = p
+}
+
+// Fetch serves a ShareFetch: the session step, the piggy-backed
+// acknowledgements, then acquisition from the session's partitions,
+// parking until something is acquirable, MaxWait passes or ctx ends.
+func (m *Manager) Fetch(ctx context.Context, sc *Scratch) *Result {
+	req := &sc.Req
+	res := sc.resetResult()
+	st := m.settings(req.Group)
+	res.LockDuration = st.LockDuration
+	sc.buf = sc.buf[:0] // the last response using it is written
+
+	// Rows for acked partitions come first, in request order, then the
+	// session's (the order of the answer).
+	for i := range req.Partitions {
+		if len(req.Partitions[i].Acks) > 0 {
+			sc.result(req.Partitions[i].TopicPartition).Acked = true
+		}
+	}
+	closing, code, msg := m.sessionStep(req, true, sc)
+	if code != 0 {
+		res.ErrorCode, res.ErrorMessage = code, msg
+		res.Partitions = res.Partitions[:0]
+		return res
+	}
+	for i := range req.Partitions {
+		fp := &req.Partitions[i]
+		if len(fp.Acks) > 0 {
+			r := sc.result(fp.TopicPartition)
+			if req.denied(fp.TopicPartition) {
+				r.AckCode = codeTopicAuthFailed
+				continue
+			}
+			r.AckCode = m.acknowledge(req.Member, req.Group, r, fp.Acks, req.RenewOnly)
+		}
+	}
+	if closing {
+		m.releaseMember(req.Group, req.Member, sc.keys)
+		return res
+	}
+	if req.RenewOnly {
+		return res
+	}
+	for _, tp := range sc.keys {
+		r := sc.result(tp)
+		if req.Epoch == EpochOpen || contains(sc.added, tp) {
+			r.Added = true
+		}
+	}
+	// sc.result may have moved the rows: index them only now.
+	sc.fetch = sc.fetch[:0]
+	for _, tp := range sc.keys {
+		for i := range res.Partitions {
+			if res.Partitions[i].TopicPartition == tp {
+				if req.denied(tp) {
+					res.Partitions[i].Code = codeTopicAuthFailed
+				} else {
+					sc.fetch = append(sc.fetch, i)
+				}
+				break
+			}
+		}
+	}
+	m.fetchLoop(ctx, req, &st, sc)
+	return res
+}
+
+// Acknowledge serves a ShareAcknowledge: the session step, then each
+// partition's acknowledgements; every listed partition is answered.
+func (m *Manager) Acknowledge(sc *Scratch) *Result {
+	req := &sc.Req
+	res := sc.resetResult()
+	res.LockDuration = m.settings(req.Group).LockDuration
+	closing, code, _ := m.sessionStep(req, false, sc)
+	if code != 0 {
+		res.ErrorCode = code
+		return res
+	}
+	for i := range req.Partitions {
+		fp := &req.Partitions[i]
+		r := sc.row(fp.TopicPartition)
+		if req.denied(fp.TopicPartition) {
+			r.Code = codeTopicAuthFailed
+		} else if len(fp.Acks) > 0 {
+			r.Code = m.acknowledge(req.Member, req.Group, r, fp.Acks, req.RenewOnly)
+		}
+	}
+	if closing {
+		m.releaseMember(req.Group, req.Member, sc.keys)
+	}
+	return res
+}
+
+// acknowledge applies one partition's acknowledgements and returns the
+// partition's error code. Acks that must survive a crash are persisted
+// (synced) before this returns.
+func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches []AckBatch, renew bool) int16 {
+	if err := checkAckBatches(batches, renew); err != nil {
+		return ErrorCode(err)
+	}
+	m.resolve(group, r)
+	if r.log == nil {
+		if r.logCode == codeUnknownTopicID || r.logCode == codeKafkaStorage {
+			return r.logCode
+		}
+		return codeUnknownTopicOrPart
+	}
+	p := r.p
+	p.mu.Lock()
+	eff, err := p.sp.Acknowledge(member, m.clock.Now(), batches)
+	if err != nil {
+		p.mu.Unlock()
+		return ErrorCode(err)
+	}
+	w := p.stageLocked(eff)
+	m.afterLocked(p, eff)
+	p.mu.Unlock()
+	if err := m.commit(p, w); err != nil {
+		m.logger.Error("persist acknowledgement", "err", err)
+		return codeKafkaStorage
+	}
+	return 0
+}
+
+// An acquisition takes about MaxRecords records (500 by default) in whole
+// batches, so reading the request's MaxBytes share of the log (tens of MB)
+// copies far more than it can use. A share-partition's log read is sized
+// from the bytes per offset its last read saw (1.5x MaxRecords' worth, at
+// least readMin), and is at most readBytes (Kafka's consumer reads at most
+// 1 MiB per partition by default too) until a read has been seen. A first
+// batch bigger than the size is still read whole.
+const (
+	readBytes = 1 << 20
+	readMin   = 64 << 10
+)
+
+// readSize is how many bytes to read for an acquisition of maxRecords.
+func (p *part) readSize(maxRecords, maxBytes int) int {
+	n := readBytes
+	if p.bytesPerOffset > 0 {
+		n = max(readMin, int(min(float64(maxRecords)*p.bytesPerOffset*1.5, 1<<30)))
+	}
+	return max(1, min(n, maxBytes, 1<<30))
+}
+
+// noteRead keeps the bytes per offset of data, whole v2 batches as the log
+// returns them.
+func (p *part) noteRead(data []byte) {
+	var first, last int64 = 0, -1
+	for off := 0; off < len(data); {
+		h, size, ok := ParseBatchHeader(data[off:])
+		if !ok {
+			break
+		}
+		if off == 0 {
+			first = h.BaseOffset
+		}
+		last, off = h.LastOffset, off+size
+	}
+	if span := last - first + 1; span > 0 && last >= first {
+		p.bytesPerOffset = float64(len(data)) / float64(span)
+	}
+}
+
+// holderMaxWait bounds the park of a ShareFetch whose member still holds
+// acquired records in one of its share-partitions. Clients that fetch ahead
+// (franz-go sends the next ShareFetch as soon as the application takes a
+// batch) carry the acknowledgements of what they hold only on the request
+// after the parked one, so a full in-flight window would otherwise wait out
+// MaxWaitMs for acks its own holders cannot send: every member stalls
+// together. Answering such a fetch early is what Kafka does on MaxWaitMs,
+// only sooner; a holder still processing re-polls at most every
+// holderMaxWait.
+const holderMaxWait = 5 * time.Millisecond
+
+// fetchLoop acquires from the session's partitions, parking when nothing
+// can be acquired.
+func (m *Manager) fetchLoop(ctx context.Context, req *FetchRequest, st *Settings, sc *Scratch) {
+	if sc.wake == nil {
+		sc.wake = make(chan struct{}, 1)
+	}
+	// Rotate the partitions by the session epoch so none starves.
+	shift := 0
+	if n := len(sc.fetch); n > 1 {
+		shift = int(req.Epoch) % n
+		if shift < 0 {
+			shift += n
+		}
+	}
+	if m.acquireAll(req, st, sc, shift) || req.MaxWait <= 0 || ctx.Err() != nil {
+		return
+	}
+	deadline := m.clock.Now().Add(req.MaxWait)
+	if m.holdsAny(req.Member, sc) {
+		if d := m.clock.Now().Add(holderMaxWait); d.Before(deadline) {
+			deadline = d
+		}
+	}
+	timeout := make(chan struct{}, 1)
+	timer := m.clock.AfterFunc(deadline.Sub(m.clock.Now()), func() { timeout <- struct{}{} })
+	defer timer.Stop()
+	select {
+	case <-sc.wake: // a token left by an earlier request
+	default:
+	}
+	rows := sc.res.Partitions
+	defer m.unpark(sc)
+	for {
+		// (Re-)register on every log and share-partition, then try again
+		// before waiting so a wake-up in between is not lost.
+		for _, i := range sc.fetch {
+			r := &rows[i]
+			if r.log != nil {
+				r.log.Watch(sc.wake)
+			}
+			if r.p != nil {
+				r.p.addWaiter(sc.wake)
+			}
+		}
+		if m.acquireAll(req, st, sc, shift) {
+			return
+		}
+		select {
+		case <-sc.wake:
+		case <-timeout:
+			m.acquireAll(req, st, sc, shift)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (m *Manager) unpark(sc *Scratch) {
+	rows := sc.res.Partitions
+	for _, i := range sc.fetch {
+		r := &rows[i]
+		if r.log != nil {
+			r.log.Unwatch(sc.wake)
+		}
+		if r.p != nil {
+			r.p.removeWaiter(sc.wake)
+		}
+	}
+}
+
+// holdsAny reports whether member holds acquired records in any of the
+// session's share-partitions.
+func (m *Manager) holdsAny(member string, sc *Scratch) bool {
+	for _, i := range sc.fetch {
+		p := sc.res.Partitions[i].p
+		if p == nil {
+			continue
+		}
+		p.mu.Lock()
+		held := p.sp.Holds(member)
+		p.mu.Unlock()
+		if held {
+			return true
+		}
+	}
+	return false
+}
+
+// acquireAll acquires from each partition until MaxRecords are taken; it
+// reports whether anything was acquired or failed (both answer at once).
+func (m *Manager) acquireAll(req *FetchRequest, st *Settings, sc *Scratch, shift int) bool {
+	remaining := req.MaxRecords
+	if remaining <= 0 {
+		remaining = DefaultMaxRecords
+	}
+	maxBytes := req.MaxBytes
+	if maxBytes <= 0 || maxBytes > st.FetchMaxBytes {
+		maxBytes = st.FetchMaxBytes
+	}
+	n := len(sc.fetch)
+	perPartition := maxBytes
+	if n > 0 {
+		perPartition = max(maxBytes/n, 1)
+	}
+	got := false
+	for j := 0; j < n; j++ {
+		r := &sc.res.Partitions[sc.fetch[(j+shift)%n]]
+		if len(r.Acquired) > 0 || remaining <= 0 {
+			continue
+		}
+		m.resolve(req.Group, r)
+		if r.log == nil {
+			r.Code = r.logCode
+			got = true
+			continue
+		}
+		areq := AcquireRequest{MaxRecords: remaining, BatchSize: req.BatchSize, Mode: req.Mode}
+		taken, code := m.acquire(req.Member, r, st, areq, perPartition, sc)
+		r.Code = code
+		if code != 0 || taken > 0 {
+			got = true
+		}
+		remaining -= int(taken)
+	}
+	return got
+}
+
+// acquire takes records for member from one share-partition into r and
+// returns how many offsets it acquired. Log bytes are read into sc.buf
+// (appended).
+func (m *Manager) acquire(member string, r *PartitionResult, st *Settings, areq AcquireRequest, maxBytes int, sc *Scratch) (int64, int16) {
+	if err := r.log.Pin(); err != nil {
+		if code := m.logs.ReadErrorCode(err); code != 0 {
+			return 0, code
+		}
+		return 0, codeKafkaStorage
+	}
+	defer r.log.Unpin()
+	p := r.p
+	p.mu.Lock()
+	p.sp.SetConfig(st.PartitionConfig())
+	w := m.initLocked(p, r.log, st)
+	n, code, aw := m.acquireLocked(p, member, r, areq, maxBytes, sc)
+	w = w.or(aw)
+	p.mu.Unlock()
+	if err := m.commit(p, w); err != nil {
+		m.logger.Error("persist share-partition", "err", err)
+		r.Acquired, r.Records = r.Acquired[:0], nil
+		return 0, codeKafkaStorage
+	}
+	return n, code
+}
+
+// acquireLocked is acquire's work under the share-partition's lock; the
+// caller commits the write it staged.
+func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq AcquireRequest, maxBytes int, sc *Scratch) (int64, int16, pendingWrite) {
+	lg := r.log
+	logStart := lg.LogStartOffset()
+	if p.sp.Full() && logStart <= p.sp.StartOffset() {
+		// Nothing to take and no log-start move to apply: skip the read.
+		return 0, 0, pendingWrite{}
+	}
+	hw := lg.HighWatermark()
+	from := max(p.sp.NextFetchOffset(), logStart)
+	bounds := Bounds{LogStart: logStart, HighWatermark: hw, LastStable: hw}
+	var data []byte
+	if from < hw {
+		before := len(sc.buf)
+		out, err := lg.Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), sc.buf)
+		if err != nil {
+			if code := m.logs.ReadErrorCode(err); code != 0 {
+				return 0, code, pendingWrite{}
+			}
+		}
+		if len(out) < before {
+			out = sc.buf
+		}
+		// Full slice expression: nothing appended to the buffer later may
+		// write into this partition's bytes.
+		data = out[before:len(out):len(out)]
+		sc.buf = out
+		p.noteRead(data)
+	}
+	sc.src.Reset(from, data, bounds, nil)
+	eff, err := p.sp.Acquire(member, m.clock.Now(), areq, &sc.src, &sc.ar)
+	sc.src.Reset(0, nil, Bounds{}, nil) // keep no reference to the bytes
+	if err != nil {
+		return 0, ErrorCode(err), pendingWrite{}
+	}
+	w := p.stageLocked(eff)
+	m.afterLocked(p, eff)
+	if len(sc.ar.Acquired) == 0 {
+		// Nothing refers to what was read: give the space back, or a
+		// long-poll that re-polls a full window would grow the buffer
+		// by a read per try.
+		sc.buf = sc.buf[:len(sc.buf)-len(data)]
+		return 0, 0, w
+	}
+	r.Acquired = append(r.Acquired[:0], sc.ar.Acquired...)
+	r.Records = SliceBatches(data, sc.ar.RecordsFirst, sc.ar.RecordsLast)
+	return sc.ar.Count, 0, w
+}
+
+// ReleaseConn closes the share sessions bound to a closed connection and
+// releases what their members hold.
+func (m *Manager) ReleaseConn(conn any) {
+	type rel struct {
+		group, member string
+		tps           []TopicPartition
+	}
+	var todo []rel
+	m.mu.Lock()
+	for k, sess := range m.sessions {
+		if sess.conn == conn {
+			delete(m.sessions, k)
+			todo = append(todo, rel{k.group, k.member, sess.parts})
+		}
+	}
+	m.mu.Unlock()
+	for _, t := range todo {
+		m.releaseMember(t.group, t.member, t.tps)
+	}
+}

@@ -1,0 +1,90 @@
+package share
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Settings are a share group's effective configs: the broker's group.share.*
+// defaults with the group's overrides (kafka-configs --entity-type groups)
+// applied by WithOverrides. The broker builds them per request.
+type Settings struct {
+	LockDuration      time.Duration // share.record.lock.duration.ms
+	DeliveryLimit     int           // share.delivery.count.limit
+	MaxRecordLocks    int           // share.partition.max.record.locks
+	SessionTimeout    time.Duration // share.session.timeout.ms
+	HeartbeatInterval time.Duration // share.heartbeat.interval.ms
+	MaxSize           int           // group.share.max.size
+	AutoOffsetReset   string        // share.auto.offset.reset
+	ReadCommitted     bool          // share.isolation.level=read_committed
+	RenewEnabled      bool          // share.renew.acknowledge.enable
+
+	// Dead-letter queues (KIP-1191).
+	DLQEnabled    bool   // share.version >= 2
+	DLQTopic      string // errors.deadletterqueue.topic.name (group)
+	DLQCopy       bool   // errors.deadletterqueue.copy.record.enable (group)
+	DLQAutoCreate bool   // errors.deadletterqueue.auto.create.topics.enable (broker)
+	DLQPrefix     string // errors.deadletterqueue.topic.name.prefix (broker)
+
+	// Broker-wide limits a ShareFetch obeys.
+	MaxSessions   int // group.share.max.share.sessions
+	FetchMaxBytes int // fetch.max.bytes
+}
+
+// WithOverrides applies a group's dynamic configs (validated when they were
+// set; a value that does not parse leaves the default).
+func (s Settings) WithOverrides(overrides map[string]string) Settings {
+	ms := func(name string, dst *time.Duration) {
+		if v, ok := overrides[name]; ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				*dst = time.Duration(n) * time.Millisecond
+			}
+		}
+	}
+	num := func(name string, dst *int) {
+		if v, ok := overrides[name]; ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				*dst = n
+			}
+		}
+	}
+	ms("share.record.lock.duration.ms", &s.LockDuration)
+	ms("share.session.timeout.ms", &s.SessionTimeout)
+	ms("share.heartbeat.interval.ms", &s.HeartbeatInterval)
+	num("share.delivery.count.limit", &s.DeliveryLimit)
+	num("share.partition.max.record.locks", &s.MaxRecordLocks)
+	if v, ok := overrides["share.auto.offset.reset"]; ok {
+		s.AutoOffsetReset = v
+	}
+	if v := overrides["share.isolation.level"]; v == "read_committed" {
+		s.ReadCommitted = true
+	}
+	if v := overrides["share.renew.acknowledge.enable"]; v == "false" {
+		s.RenewEnabled = false
+	}
+	if v, ok := overrides["errors.deadletterqueue.topic.name"]; ok {
+		s.DLQTopic = strings.TrimSpace(v)
+	}
+	if v := overrides["errors.deadletterqueue.copy.record.enable"]; v == "true" {
+		s.DLQCopy = true
+	}
+	return s
+}
+
+// PartitionConfig is the share-partition part of the settings.
+func (s Settings) PartitionConfig() Config {
+	return Config{
+		DeliveryCountLimit: s.DeliveryLimit,
+		RecordLockDuration: s.LockDuration,
+		MaxRecordLocks:     s.MaxRecordLocks,
+		ReadCommitted:      s.ReadCommitted,
+		RenewDisabled:      !s.RenewEnabled,
+		DLQ:                s.DLQEnabled && s.DLQTopic != "",
+	}
+}
+
+// GroupConfig is the coordinator part of the settings.
+func (s Settings) GroupConfig() GroupConfig {
+	return GroupConfig{SessionTimeout: s.SessionTimeout, HeartbeatInterval: s.HeartbeatInterval, MaxSize: s.MaxSize}
+}
