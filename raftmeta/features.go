@@ -21,15 +21,14 @@ type FeatureSpec struct {
 // sharq finalized are lowered to Max on start (reconcileFeatures).
 //
 // The levels mirror Apache Kafka 4.4 (MetadataVersion.LATEST_PRODUCTION =
-// 4.4-IV2, level 33) except where sharq lacks the feature: share.version
-// stops at 1 (no KIP-1191 dead-letter queues, level 2), streams.version at 0
-// (no KIP-1071 streams groups).
+// 4.4-IV2, level 33) except where sharq lacks the feature: streams.version
+// stops at 0 (no KIP-1071 streams groups).
 var featureTable = []FeatureSpec{
 	{"eligible.leader.replicas.version", 0, 1, 1},
 	{"group.version", 0, 1, 1},
 	{"kraft.version", 0, 1, 1},
 	{"metadata.version", 7, 33, 33}, // 3.3-IV3 .. 4.4-IV2
-	{"share.version", 0, 2, 2}, // 2: KIP-1191 dead-letter queues
+	{"share.version", 0, 2, 2},      // 2: KIP-1191 dead-letter queues
 	{"streams.version", 0, 0, 0},
 	{"transaction.version", 0, 2, 2},
 }
