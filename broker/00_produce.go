@@ -80,6 +80,9 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				sp.ErrorCode = errUnknownTopicID
 			case !allowed:
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			case topic != nil && isInternalTopic(topic.Name):
+				sp.ErrorCode = errInvalidTopic
+				r.setProduceMessage(&sp, "Cannot append to internal topic "+topic.Name)
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			case txnCodes != nil && txnCodes[txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition}] != 0:

@@ -222,6 +222,10 @@ func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		if it.diverging != nil {
 			rp.DivergingEpoch = *it.diverging
 		}
+		// Kafka never writes a null records field (librdkafka refuses one:
+		// "invalid MessageSetSize -1"); read_committed gets an
+		// aborted-transactions list (empty when none), read_uncommitted null.
+		rp.RecordBatches = emptyRecords
 		if it.end > it.start {
 			rp.RecordBatches = buf[it.start:it.end]
 		}
@@ -235,6 +239,10 @@ func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	}
 	return resp, nil
 }
+
+// emptyRecords is zero-length and not nil, which kmsg encodes as empty
+// rather than null; shared and never appended to.
+var emptyRecords = []byte{}
 
 func nextFetchEpoch(e int32) int32 {
 	if e == 1<<31-1 {
@@ -280,6 +288,11 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 		}
 		if !r.fetchAllowed(req, topic.Name) {
 			it.errorCode = kerr.TopicAuthorizationFailed.Code
+			anyError = true
+			continue
+		}
+		if isInternalTopic(topic.Name) {
+			it.errorCode = r.s.internalTopicRead("Fetch", topic.Name)
 			anyError = true
 			continue
 		}

@@ -63,6 +63,8 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				sp.ErrorCode = errInvalidRequest
 			case !r.authorize(resTopic, rt.Topic, opDescribe):
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			case topic != nil && isInternalTopic(rt.Topic):
+				sp.ErrorCode = r.s.internalTopicRead("ListOffsets", rt.Topic)
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			default:
@@ -108,7 +110,12 @@ func listOffset(l *log.Log, timestamp int64, isolation int8, sp *kmsg.ListOffset
 	case listOffsetsEarliest, listOffsetsEarliestLocal:
 		sp.Offset = l.LogStartOffset()
 	case listOffsetsMaxTimestamp:
-		sp.Offset, sp.Timestamp = l.MaxTimestamp()
+		off, ts, err := l.MaxTimestamp()
+		if err != nil {
+			sp.ErrorCode = log.ErrorCode(err)
+			return
+		}
+		sp.Offset, sp.Timestamp = off, ts
 		if sp.Offset < 0 {
 			sp.LeaderEpoch = -1
 		}

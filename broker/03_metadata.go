@@ -153,6 +153,7 @@ func (r *request) describeTopic(t *raftmeta.Topic, includeOps bool) kmsg.Metadat
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
+	mt.IsInternal = isInternalTopic(name)
 	mt.AuthorizedOperations = authorizedOperationsNotRequested
 	if includeOps {
 		mt.AuthorizedOperations = r.authorizedOperations(resTopic, t.Name, topicAllOperations)

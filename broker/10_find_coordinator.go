@@ -47,6 +47,12 @@ func handleFindCoordinator(r *request, kreq kmsg.Request) (kmsg.Response, error)
 		case key == "":
 			return fail(errInvalidRequest, "Group id can't be empty.")
 		}
+		// Kafka creates __consumer_offsets on the first lookup of a group
+		// coordinator; sharq's coordinator does not need it, so a failure
+		// only leaves it unlisted.
+		if err := r.s.ensureInternalTopic(r.ctx, "__consumer_offsets"); err != nil {
+			r.s.logger.Warn("internal topic", "err", err)
+		}
 		c.NodeID = r.s.cfg.NodeID
 		adv := r.s.advertised[0]
 		if r.c != nil && r.c.listener < len(r.s.advertised) {

@@ -19,6 +19,8 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/raftmeta"
 )
 
 const apiVersionsKey = 18
@@ -52,19 +54,20 @@ func handleApiVersions(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	fillAPIKeys(resp)
 	if r.version >= 3 {
 		img := r.s.meta.Image()
-		for _, f := range supportedFeatures {
+		features := raftmeta.Features()
+		for _, f := range features {
 			// v0-v3 omit features whose minimum is 0 (KAFKA-17011).
-			if r.version < 4 && f.min == 0 {
+			if r.version < 4 && f.Min == 0 {
 				continue
 			}
 			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{
-				Name: f.name, MinVersion: f.min, MaxVersion: f.max,
+				Name: f.Name, MinVersion: f.Min, MaxVersion: f.Max,
 			})
 		}
-		for _, f := range supportedFeatures {
-			if lvl := img.Features[f.name]; lvl > 0 {
+		for _, f := range features {
+			if lvl := img.Features[f.Name]; lvl > 0 {
 				resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{
-					Name: f.name, MinVersionLevel: lvl, MaxVersionLevel: lvl,
+					Name: f.Name, MinVersionLevel: lvl, MaxVersionLevel: lvl,
 				})
 			}
 		}
@@ -89,22 +92,6 @@ func unsupportedAPIVersions() *kmsg.ApiVersionsResponse {
 	e := lookupAPI(apiVersionsKey)
 	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: e.key, MinVersion: e.minVersion, MaxVersion: e.maxVersion}}
 	return resp
-}
-
-// feature is a supported feature range, as Kafka 4.4 advertises it.
-type feature struct {
-	name     string
-	min, max int16
-}
-
-var supportedFeatures = []feature{
-	{"eligible.leader.replicas.version", 0, 1},
-	{"group.version", 0, 1},
-	{"kraft.version", 0, 1},
-	{"metadata.version", 7, 33},
-	{"share.version", 0, 2},
-	{"streams.version", 0, 1},
-	{"transaction.version", 0, 2},
 }
 
 func itoa(v int32) string { return strconv.FormatInt(int64(v), 10) }

@@ -23,8 +23,9 @@ func handleAlterConfigs(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		rs := kmsg.NewAlterConfigsResponseResource()
 		rs.ResourceType, rs.ResourceName = rr.ResourceType, rr.ResourceName
 		code, msg := r.alterConfigs(rr, req.ValidateOnly)
-		if code != 0 {
-			rs.ErrorCode = code
+		rs.ErrorCode = code
+		if msg != "" {
+			// A success may carry a warning (compactionWarning).
 			rs.ErrorMessage = &msg
 		}
 		resp.Resources = append(resp.Resources, rs)
@@ -62,10 +63,10 @@ func (r *request) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly
 		}
 	}
 	if validateOnly {
-		return 0, ""
+		return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
 	}
 	if err := r.applyConfigChange(t, rr.ResourceType, set, del); err != nil {
 		return metaErrorCode(err)
 	}
-	return 0, ""
+	return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
 }

@@ -26,8 +26,9 @@ func handleIncrementalAlterConfigs(r *request, kreq kmsg.Request) (kmsg.Response
 		rs := kmsg.NewIncrementalAlterConfigsResponseResource()
 		rs.ResourceType, rs.ResourceName = rr.ResourceType, rr.ResourceName
 		code, msg := r.incrementalAlter(rr, req.ValidateOnly)
-		if code != 0 {
-			rs.ErrorCode = code
+		rs.ErrorCode = code
+		if msg != "" {
+			// A success may carry a warning (compactionWarning).
 			rs.ErrorMessage = &msg
 		}
 		resp.Resources = append(resp.Resources, rs)
@@ -87,10 +88,10 @@ func (r *request) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResourc
 		}
 	}
 	if validateOnly {
-		return 0, ""
+		return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
 	}
 	if err := r.applyConfigChange(t, rr.ResourceType, set, del); err != nil {
 		return metaErrorCode(err)
 	}
-	return 0, ""
+	return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
 }

@@ -3,20 +3,22 @@ package broker
 // DescribeClientQuotas: v0-1
 //
 // Behavior:
-// * sharq has no client quotas (AlterClientQuotas is not served), so after
-//   the filter is validated the answer lists no entries: exactly what Kafka
-//   answers for a cluster without quotas. kafka-configs.sh --describe
-//   --entity-type users needs it before it describes SCRAM credentials.
-// * Filters are validated as Kafka's ClientQuotasImage does: entity types
-//   user, client-id and ip, each at most once, ip not combined with the
-//   others, a match only for match type EXACT (INVALID_REQUEST).
-// * Needs DESCRIBE_CONFIGS on the cluster.
+// * Lists the client quotas stored in the metadata (AlterClientQuotas) whose
+//   entity matches every filter component: exact name (0), the default
+//   entity (1) or any name of that type including the default (2); Strict
+//   drops entities with types the filter does not name (KIP-546).
+// * A component without an entity type, a repeated type or an exact match
+//   without a name is INVALID_REQUEST.
 
 import (
-	"fmt"
+	"slices"
+	"sort"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/raftmeta"
 )
 
 func init() { regKey(48, 0, 1, handleDescribeClientQuotas) }
@@ -24,45 +26,88 @@ func init() { regKey(48, 0, 1, handleDescribeClientQuotas) }
 func handleDescribeClientQuotas(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeClientQuotasRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+	fail := func(msg string) (kmsg.Response, error) {
+		resp.ErrorCode, resp.ErrorMessage = errInvalidRequest, &msg
+		return resp, nil
+	}
 	if !r.authorizeCluster(opDescribeConfigs) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	if msg := checkQuotaFilter(req.Components); msg != "" {
-		resp.ErrorCode, resp.ErrorMessage = kerr.InvalidRequest.Code, kmsg.StringPtr(msg)
-		return resp, nil
+	seen := map[string]bool{}
+	for _, c := range req.Components {
+		switch {
+		case c.EntityType == "":
+			return fail("Invalid empty entity type in the filter.")
+		case seen[c.EntityType]:
+			return fail("Duplicate entity type in the filter: " + c.EntityType)
+		case c.MatchType == 0 && c.Match == nil:
+			return fail("Exact match requires an entity name for " + c.EntityType)
+		case c.MatchType > 2:
+			return fail("Unknown match type " + strconv.Itoa(int(c.MatchType)))
+		}
+		seen[c.EntityType] = true
 	}
+	img := r.s.meta.Image()
+	keys := make([]string, 0, len(img.ClientQuotas))
+	for k := range img.ClientQuotas {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
+	for _, key := range keys {
+		parts := raftmeta.ParseQuotaEntityKey(key)
+		if !quotaFilterMatches(parts, req.Components, req.Strict) {
+			continue
+		}
+		e := kmsg.NewDescribeClientQuotasResponseEntry()
+		for _, p := range parts {
+			ee := kmsg.NewDescribeClientQuotasResponseEntryEntity()
+			ee.Type = p.Type
+			if !p.Default {
+				name := p.Name
+				ee.Name = &name
+			}
+			e.Entity = append(e.Entity, ee)
+		}
+		values := img.ClientQuotas[key]
+		names := make([]string, 0, len(values))
+		for k := range values {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			v, err := strconv.ParseFloat(values[k], 64)
+			if err != nil {
+				continue
+			}
+			e.Values = append(e.Values, kmsg.DescribeClientQuotasResponseEntryValue{Key: k, Value: v})
+		}
+		resp.Entries = append(resp.Entries, e)
+	}
 	return resp, nil
 }
 
-func checkQuotaFilter(cs []kmsg.DescribeClientQuotasRequestComponent) string {
-	seen := map[string]bool{}
-	for _, c := range cs {
-		switch c.EntityType {
-		case "user", "client-id", "ip":
-		default:
-			return fmt.Sprintf("Custom entity type '%s' not supported", c.EntityType)
+func quotaFilterMatches(parts []raftmeta.QuotaEntity, comps []kmsg.DescribeClientQuotasRequestComponent, strict bool) bool {
+	if strict && len(parts) != len(comps) {
+		return false
+	}
+	for _, c := range comps {
+		i := slices.IndexFunc(parts, func(p raftmeta.QuotaEntity) bool { return p.Type == c.EntityType })
+		if i < 0 {
+			return false
 		}
-		if seen[c.EntityType] {
-			return fmt.Sprintf("Entity type %s cannot appear more than once in the filter.", c.EntityType)
-		}
-		seen[c.EntityType] = true
+		p := parts[i]
 		switch c.MatchType {
-		case kmsg.QuotasMatchTypeExact:
-			if c.Match == nil {
-				return fmt.Sprintf("Match type EXACT for entity type %s requires a match string.", c.EntityType)
+		case 0:
+			if p.Default || p.Name != *c.Match {
+				return false
 			}
-		case kmsg.QuotasMatchTypeDefault, kmsg.QuotasMatchTypeAny:
-			if c.Match != nil {
-				return fmt.Sprintf("A match string must not be given with match type %d.", c.MatchType)
+		case 1:
+			if !p.Default {
+				return false
 			}
-		default:
-			return fmt.Sprintf("Unknown match type %d.", c.MatchType)
 		}
 	}
-	if seen["ip"] && (seen["user"] || seen["client-id"]) {
-		return "Invalid entity filter component combination, IP filter component should not be used with user or clientId filter component."
-	}
-	return ""
+	return true
 }

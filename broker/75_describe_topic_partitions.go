@@ -91,6 +91,7 @@ func handleDescribeTopicPartitions(r *request, kreq kmsg.Request) (kmsg.Response
 			continue
 		}
 		rt.TopicID = t.ID
+		rt.IsInternal = isInternalTopic(t.Name)
 		first := int32(0)
 		if ti == 0 && req.Cursor != nil && req.Cursor.Topic == name {
 			first = startPartition

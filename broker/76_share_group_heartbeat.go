@@ -56,6 +56,13 @@ func handleShareGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, er
 		resp.ErrorMessage = &msg
 		return resp, nil
 	}
+	if hb.Sent && len(hb.Assignment) > 0 {
+		// Kafka's share coordinator creates its state topic when the
+		// first assignment's share-partitions are initialised.
+		if err := r.s.ensureInternalTopic(r.ctx, "__share_group_state"); err != nil {
+			r.s.logger.Warn("internal topic", "err", err)
+		}
+	}
 	memberID := req.MemberID
 	resp.MemberID = &memberID
 	resp.MemberEpoch = hb.MemberEpoch

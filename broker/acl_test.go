@@ -218,6 +218,26 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 			r.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t"}}
 			return r
 		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode} }, taf},
+		{"DescribeClientQuotas", func() kmsg.Request { return kmsg.NewPtrDescribeClientQuotasRequest() },
+			func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeClientQuotasResponse).ErrorCode} }, caf},
+		{"AlterClientQuotas", func() kmsg.Request {
+			r := kmsg.NewPtrAlterClientQuotasRequest()
+			r.Entries = []kmsg.AlterClientQuotasRequestEntry{{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id", Name: sp("x")}},
+				Ops: []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1}}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.AlterClientQuotasResponse).Entries[0].ErrorCode}
+		}, caf},
+		{"DescribeQuorum", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeQuorumRequest()
+			r.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeQuorumResponse).ErrorCode} }, caf},
+		{"UpdateFeatures", func() kmsg.Request {
+			r := kmsg.NewPtrUpdateFeaturesRequest()
+			r.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "group.version", MaxVersionLevel: 1, UpgradeType: 1}}
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.UpdateFeaturesResponse).ErrorCode} }, caf},
 		{"DescribeLogDirs", func() kmsg.Request { return kmsg.NewPtrDescribeLogDirsRequest() },
 			func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeLogDirsResponse).ErrorCode} }, caf},
 		{"CreatePartitions", func() kmsg.Request {

@@ -402,14 +402,34 @@ func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
+	throttle := c.s.throttleFor(r, req, resp, inBytes, time.Since(start))
+	if t, ok := resp.(kmsg.ThrottleResponse); ok && throttle > 0 && resp != nil {
+		if cur, _ := t.Throttle(); int64(cur) < throttle.Milliseconds() {
+			t.(kmsg.SetThrottleResponse).SetThrottle(int32(throttle.Milliseconds()))
+		}
+	}
 	if resp == nil {
 		c.s.metrics.observe(key, start, inBytes, 0)
-		return nil
-	}
-	if err := c.writeResponse(r, resp, version, start, inBytes); err != nil {
+	} else if err := c.writeResponse(r, resp, version, start, inBytes); err != nil {
 		return err
 	}
+	c.mute(throttle)
 	return c.auth.closeAfter // a failed authentication is answered, then closed
+}
+
+// mute holds the connection's next request for d, as Kafka mutes a
+// throttled client's channel after sending its response.
+func (c *conn) mute(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.s.metrics.throttled(d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.ctx.Done():
+	}
 }
 
 // writeResponse encodes the response header and body into the reused buffer

@@ -152,6 +152,27 @@ func TestGoldenWire(t *testing.T) {
 		dl.Topics = append(dl.Topics, kmsg.DeleteShareGroupOffsetsRequestTopic{Topic: "t"})
 		cases = append(cases, tc{"92_delete_share_group_offsets_unknown_v0", dl})
 	}
+	{
+		uf := kmsg.NewPtrUpdateFeaturesRequest()
+		uf.Version = 2
+		uf.FeatureUpdates = append(uf.FeatureUpdates, kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: "no.such.feature", MaxVersionLevel: 1, UpgradeType: 1})
+		cases = append(cases, tc{"57_update_features_unknown_v2", uf})
+		dq := kmsg.NewPtrDescribeQuorumRequest()
+		dq.Version = 2
+		dq.Topics = append(dq.Topics, kmsg.DescribeQuorumRequestTopic{Topic: "not-metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}})
+		cases = append(cases, tc{"55_describe_quorum_unknown_v2", dq})
+		dcq := kmsg.NewPtrDescribeClientQuotasRequest()
+		dcq.Version = 1
+		dcq.Components = append(dcq.Components, kmsg.DescribeClientQuotasRequestComponent{EntityType: "client-id", MatchType: 2})
+		cases = append(cases, tc{"48_describe_client_quotas_any_client_v1", dcq})
+		acq := kmsg.NewPtrAlterClientQuotasRequest()
+		acq.Version, acq.ValidateOnly = 1, true
+		acq.Entries = append(acq.Entries, kmsg.AlterClientQuotasRequestEntry{
+			Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id", Name: kmsg.StringPtr("app")}},
+			Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: "no_such_quota", Value: 1}},
+		})
+		cases = append(cases, tc{"49_alter_client_quotas_bad_key_v1", acq})
+	}
 	// Transaction APIs for an unknown transactional id.
 	{
 		ap := kmsg.NewPtrAddPartitionsToTxnRequest()

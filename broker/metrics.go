@@ -34,6 +34,7 @@ type metrics struct {
 	bytesIn     prometheus.Counter
 	bytesOut    prometheus.Counter
 	connections prometheus.Gauge
+	throttle    prometheus.Counter
 }
 
 func newMetrics(s *Server) *metrics {
@@ -57,6 +58,7 @@ func newMetrics(s *Server) *metrics {
 	}
 	m.bytesIn = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_request_bytes_total", Help: "Bytes of Kafka request frames received."})
 	m.bytesOut = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_response_bytes_total", Help: "Bytes of Kafka response frames sent."})
+	m.throttle = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_quota_throttle_seconds_total", Help: "Time connections were muted for exceeding a client quota."})
 	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sharq_connections", Help: "Open client connections."})
 	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sharq_request_bytes_in_flight",
@@ -74,7 +76,7 @@ func newMetrics(s *Server) *metrics {
 		Name: "sharq_request_bytes_waits_total",
 		Help: "Request frames whose body had to wait for room under queued.max.request.bytes.",
 	}, func() float64 { return float64(s.reqBytes.stats().Waited) })
-	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, inFlight, waiting, peak, waits,
+	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, m.throttle, inFlight, waiting, peak, waits,
 		partitionCollector{s}, shareCollector{s}, groupCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -90,6 +92,8 @@ func (m *metrics) observe(key int16, start time.Time, in, out int) {
 	m.bytesIn.Add(float64(in))
 	m.bytesOut.Add(float64(out))
 }
+
+func (m *metrics) throttled(d time.Duration) { m.throttle.Add(d.Seconds()) }
 
 func (m *metrics) failed(key int16) {
 	if key >= 0 && key <= maxAPIKey && m.errors[key] != nil {

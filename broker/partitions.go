@@ -174,6 +174,9 @@ func (s *Server) syncPartitionLogs() ([]removedTopic, error) {
 		removed = append(removed, removedTopic{name, tp.id})
 	}
 	for name, t := range img.Topics {
+		if isInternalTopic(name) {
+			continue // no log: see ensureInternalTopic
+		}
 		tp := s.topics[name]
 		if tp == nil {
 			tp = &topicParts{id: t.ID}

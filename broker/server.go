@@ -30,6 +30,7 @@ import (
 
 	"sharq/config"
 	"sharq/log"
+	"sharq/quota"
 	"sharq/raftmeta"
 	"sharq/raftmeta/acl"
 	"sharq/share"
@@ -57,7 +58,11 @@ type Server struct {
 	authz      *acl.Authorizer    // nil: no authorizer configured (authz.go)
 
 	partsMu sync.RWMutex
-	topics  map[string]*topicParts // open partition logs by topic name
+	// internalMu serialises the creation of internal topics;
+	// internalWarned is when a refused read of one was last logged.
+	internalMu     sync.Mutex
+	internalWarned atomic.Int64
+	topics         map[string]*topicParts // open partition logs by topic name
 
 	fetchSessions *fetchSessionCache
 	coord         coordinatorState // coordinators.go
@@ -70,8 +75,10 @@ type Server struct {
 	producerIDs *txn.IDAllocator
 
 	metrics   *metrics
-	reqBytes  *requestBytes // queued.max.request.bytes: reqbytes.go
-	admin     *http.Server  // metrics.listener: /metrics, /healthz, /readyz
+	reqBytes  *requestBytes  // queued.max.request.bytes: reqbytes.go
+	quotas    *quota.Manager // client quotas: quotas.go
+	dirLock   *dataDirLock   // held while the server owns log.dirs
+	admin     *http.Server   // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr string
 	ready     atomic.Bool // listeners accepting and metadata loaded
 
@@ -95,6 +102,23 @@ type Options struct {
 
 // New opens the node's stores under cfg.LogDirs. It does not listen yet.
 func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
+	if err := os.MkdirAll(cfg.LogDirs, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", cfg.LogDirs, err)
+	}
+	lock, err := lockDataDir(cfg.LogDirs)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newServer(cfg, logger)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	s.dirLock = lock
+	return s, nil
+}
+
+func newServer(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 	return NewWithOptions(cfg, logger, Options{})
 }
 
@@ -123,7 +147,10 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		Voters:    voters,
 		BindAddr:  cfg.ControllerListener,
 		ClusterID: cfg.ClusterID,
-		Logger:    base,
+		// As Kafka's controller does on a new cluster with eligible
+		// leader replicas (eligible.leader.replicas.version=1).
+		BootstrapBrokerConfigs: map[string]string{"min.insync.replicas": config.Value(cfg, "min.insync.replicas")},
+		Logger:                 base,
 	})
 	if err != nil {
 		state.discard()
@@ -154,6 +181,8 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		conns:         make(map[*conn]struct{}),
 		fetchSessions: newFetchSessionCache(int(cfg.MaxIncrementalFetchSessionCacheSlots)),
 		reqBytes:      newRequestBytes(cfg.QueuedMaxRequestBytes),
+		quotas: quota.New(quota.Config{Samples: int(cfg.QuotaWindowNum),
+			Window: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second}),
 	}
 	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
 	s.metrics = newMetrics(s)
@@ -378,6 +407,7 @@ func (s *Server) closeStores() error {
 	if err := s.meta.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close metadata: %w", err))
 	}
+	s.dirLock.release()
 	return errors.Join(errs...)
 }
 

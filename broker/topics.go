@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/config"
 	"sharq/raftmeta"
@@ -34,11 +38,82 @@ func validateTopicName(name string) error {
 	return nil
 }
 
-// isInternalTopic reports Kafka's internal topic names. sharq keeps group
-// and share state outside the log, so these never exist, but their names
-// stay reserved as in Kafka.
+// isInternalTopic reports Kafka's internal topic names. They cannot be
+// created, produced to or read by clients; sharq lists them in Metadata
+// (is_internal) once Kafka would have created them (ensureInternalTopic).
 func isInternalTopic(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state"
+	return internalTopicSpecs[name].partitionsKey != ""
+}
+
+// internalTopicSpec says how Kafka creates an internal topic: its partition
+// count and replication factor keys and the topic configs it sets.
+type internalTopicSpec struct {
+	partitionsKey, replicationKey string
+	configs                       map[string]string
+}
+
+var internalTopicSpecs = map[string]internalTopicSpec{
+	// Created by the first FindCoordinator for a group.
+	"__consumer_offsets": {"offsets.topic.num.partitions", "offsets.topic.replication.factor",
+		map[string]string{"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"}},
+	// Created by the first FindCoordinator for a transactional id.
+	"__transaction_state": {"transaction.state.log.num.partitions", "transaction.state.log.replication.factor",
+		map[string]string{"cleanup.policy": "compact", "compression.type": "uncompressed", "segment.bytes": "104857600", "unclean.leader.election.enable": "false"}},
+	// Created when the share coordinator is first looked up, which a
+	// share group's first heartbeat does.
+	"__share_group_state": {"share.coordinator.state.topic.num.partitions", "share.coordinator.state.topic.replication.factor",
+		map[string]string{"cleanup.policy": "delete", "compression.type": "producer", "retention.ms": "-1", "segment.bytes": "104857600"}},
+}
+
+// ensureInternalTopic creates the internal topic name in the metadata, as
+// Kafka creates its log on first use. sharq keeps the state Kafka writes
+// there in its state store, so no partition log is opened for it; the
+// topic exists so that Metadata, kafka-topics and regex subscriptions see
+// what they see on Kafka. Unlike Kafka, the replication factor is capped at
+// the registered brokers instead of failing until enough have joined.
+func (s *Server) ensureInternalTopic(ctx context.Context, name string) error {
+	if s.meta.Image().Topics[name] != nil {
+		return nil
+	}
+	spec := internalTopicSpecs[name]
+	s.internalMu.Lock()
+	defer s.internalMu.Unlock()
+	img := s.meta.Image()
+	if img.Topics[name] != nil {
+		return nil
+	}
+	cfg := s.effectiveConfig()
+	n, err := strconv.ParseInt(config.Value(cfg, spec.partitionsKey), 10, 32)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("internal topic %s: %s=%q", name, spec.partitionsKey, config.Value(cfg, spec.partitionsKey))
+	}
+	rf, err := strconv.Atoi(config.Value(cfg, spec.replicationKey))
+	brokers := sortedBrokerIDs(img)
+	if err != nil || rf <= 0 || rf > len(brokers) {
+		rf = len(brokers)
+	}
+	if rf == 0 {
+		return fmt.Errorf("internal topic %s: no broker registered", name)
+	}
+	if _, err := s.meta.CreateTopic(ctx, name, int32(n), brokers[:rf], spec.configs); err != nil && !errors.Is(err, raftmeta.ErrTopicExists) {
+		return fmt.Errorf("create internal topic %s: %w", name, err)
+	}
+	s.logger.Info("created internal topic", "topic", name, "partitions", n, "replication_factor", rf)
+	return s.syncPartitions()
+}
+
+// internalTopicRead answers a client's read of an internal topic: sharq
+// keeps that state in its state store, not in Kafka's record formats, so the
+// read is refused with TOPIC_AUTHORIZATION_FAILED, the one error Kafka's
+// consumers report at once instead of retrying, and the log says why.
+func (s *Server) internalTopicRead(api, topic string) int16 {
+	// At most one line a minute: a lag tool polls.
+	now := time.Now().UnixNano()
+	if last := s.internalWarned.Load(); now-last < int64(time.Minute) || !s.internalWarned.CompareAndSwap(last, now) {
+		return errTopicAuthorizationFailed
+	}
+	s.logger.Warn(api+" of an internal topic refused: sharq keeps group offsets and share and transaction state in its state store, not in Kafka's record formats; use kafka-consumer-groups / kafka-share-groups --describe", "topic", topic)
+	return errTopicAuthorizationFailed
 }
 
 // topicCreateError is a per-topic Kafka error with its message.
@@ -57,6 +132,9 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 		return nil, &topicCreateError{errInvalidTopic, err.Error()}
 	}
 	if isInternalTopic(name) {
+		if _, ok := s.meta.Image().Topics[name]; ok {
+			return nil, &topicCreateError{errTopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
+		}
 		return nil, &topicCreateError{errInvalidRequest, fmt.Sprintf("Creation of internal topic %s is not supported by sharq.", name)}
 	}
 	if numPartitions == -1 {
@@ -166,4 +244,23 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// compactionWarning is the message a topic config change that asks for
+// cleanup.policy=compact succeeds with (and logs), until sharq compacts:
+// the policy is stored and reported, but no record is ever removed for a
+// newer one with the same key.
+func (r *request) compactionWarning(resourceType kmsg.ConfigResourceType, topic string, set map[string]string, validateOnly bool) string {
+	if resourceType != resourceTopic || isInternalTopic(topic) {
+		return ""
+	}
+	policy, ok := set["cleanup.policy"]
+	if !ok || !strings.Contains(policy, "compact") {
+		return ""
+	}
+	msg := "sharq does not compact logs yet: cleanup.policy=" + policy + " is stored, but records are never removed for a newer record with the same key"
+	if !validateOnly {
+		r.s.logger.Warn("topic asks for log compaction, which sharq does not do yet: records are kept", "topic", topic, "cleanup.policy", policy)
+	}
+	return msg
 }

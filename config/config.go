@@ -95,6 +95,8 @@ type Config struct {
 	MinInsyncReplicas                    int32  // min.insync.replicas
 	ConnectionsMaxIdleMs                 int64  // connections.max.idle.ms
 	QueuedMaxRequestBytes                int64  // queued.max.request.bytes (<= 0 = unbounded)
+	QuotaWindowNum                       int32  // quota.window.num
+	QuotaWindowSizeSeconds               int32  // quota.window.size.seconds
 	RequestReadTimeoutMs                 int64  // sharq.request.read.timeout.ms
 	MaxIncrementalFetchSessionCacheSlots int32  // max.incremental.fetch.session.cache.slots
 	FetchMaxBytes                        int32  // fetch.max.bytes

@@ -203,6 +203,10 @@ func brokerKeyTable() []*keyDef {
 			"Bytes of request frames being read or handled, across all connections, before the broker stops reading new request bodies; a connection waiting for room is simply not read (back-pressure). A frame's declared size is reserved when its body starts, so the value must be at least socket.request.max.bytes. -1 or 0: unbounded.").
 			deviates("Kafka's default is -1 (unbounded); sharq bounds it at 100 MiB so request bodies cannot take the broker's memory.").
 			bind(func(c *Config) any { return &c.QueuedMaxRequestBytes }),
+		newKey("quota.window.num", TypeInt, "11", "The number of samples to retain in memory for client quotas.").
+			bind(func(c *Config) any { return &c.QuotaWindowNum }).check(atLeast(1)),
+		newKey("quota.window.size.seconds", TypeInt, "1", "The time span of each sample for client quotas.").
+			bind(func(c *Config) any { return &c.QuotaWindowSizeSeconds }).check(atLeast(1)),
 		newKey("connections.max.idle.ms", TypeLong, "600000", "Idle connections timeout: the server closes connections idle longer than this.").
 			bind(func(c *Config) any { return &c.ConnectionsMaxIdleMs }),
 		newKey("sharq.request.read.timeout.ms", TypeLong, "30000",

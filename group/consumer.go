@@ -316,8 +316,8 @@ func (m *consumerMember) topicsFor(topics map[string]TopicInfo) map[string]bool 
 		out[n] = true
 	}
 	if m.re != nil {
-		for n := range topics {
-			if m.re.MatchString(n) {
+		for n, info := range topics {
+			if !info.Internal && m.re.MatchString(n) {
 				out[n] = true
 			}
 		}

@@ -20,6 +20,9 @@ type TopicID [16]byte
 type TopicInfo struct {
 	ID         TopicID
 	Partitions int32
+	// Internal topics (__consumer_offsets, ...) never match a regular
+	// expression subscription, as on Kafka.
+	Internal bool
 }
 
 // Settings are the effective limits and timeouts of one group: broker
@@ -374,6 +377,22 @@ func (c *Coordinator) removeMissingTopics() {
 // members nor offsets is removed. It returns how many offsets expired.
 func (c *Coordinator) ExpireOffsets() int {
 	c.mu.Lock()
+	// Kafka's periodic cleanup also deletes groups that are empty and
+	// have no offsets at all (kafka-console-consumer's console-consumer-N
+	// groups), which nothing below would reach.
+	for id, cg := range c.mu.classic {
+		if cg.state == StateEmpty && c.mu.offsets[id] == nil {
+			cg.state = StateDead
+			delete(c.mu.classic, id)
+			delete(c.mu.emptySince, id)
+		}
+	}
+	for id, kg := range c.mu.consumer {
+		if len(kg.members) == 0 && c.mu.offsets[id] == nil {
+			delete(c.mu.consumer, id)
+			delete(c.mu.emptySince, id)
+		}
+	}
 	groups := make([]string, 0, len(c.mu.offsets))
 	for g := range c.mu.offsets {
 		groups = append(groups, g)

@@ -397,3 +397,73 @@ func TestConcurrentCommits(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumerRegexSkipsInternalTopics: a KIP-848 regular expression
+// subscription never resolves to an internal topic, as on Kafka.
+func TestConsumerRegexSkipsInternalTopics(t *testing.T) {
+	clk := NewFakeClock(time.Unix(1_700_000_000, 0))
+	st := DefaultSettings()
+	topics := map[string]TopicInfo{
+		"t":                  {ID: TopicID{1}, Partitions: 2},
+		"__consumer_offsets": {ID: TopicID{2}, Partitions: 50, Internal: true},
+	}
+	c, err := New(Config{Store: NewMemStore(), Clock: clk, Settings: func(string) Settings { return st },
+		Topics: func() map[string]TopicInfo { return topics }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	for _, re := range []string{".*", "__.*", "t|__consumer_offsets"} {
+		re := re
+		r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g-" + re, MemberID: "m", SubscribedTopicRegex: &re, RebalanceTimeout: time.Minute})
+		if r.Err != nil {
+			t.Fatalf("%s: %v", re, r.Err)
+		}
+		if _, ok := r.Assignment[TopicID{2}]; ok {
+			t.Errorf("regex %q assigned __consumer_offsets: %v", re, r.Assignment)
+		}
+		if want := re != "__.*"; want != (len(r.Assignment[TopicID{1}]) == 2) {
+			t.Errorf("regex %q: assignment %v", re, r.Assignment)
+		}
+	}
+}
+
+// TestEmptyGroupWithoutOffsetsRemoved: a classic group whose last member
+// left and that never committed (kafka-console-consumer's
+// console-consumer-N) is removed by the periodic cleanup, as on Kafka; one
+// with offsets stays until they expire.
+func TestEmptyGroupWithoutOffsetsRemoved(t *testing.T) {
+	c, clk := newTestCoordinator(t)
+	join := func(group string) string {
+		ch := make(chan JoinResult, 1)
+		req := joinReq("")
+		req.Group = group
+		c.joinGroup(req, ch)
+		id := (<-ch).MemberID
+		req.MemberID = id
+		c.joinGroup(req, ch)
+		clk.Advance(3 * time.Second)
+		if r := <-ch; r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		return id
+	}
+	id := join("console-consumer-1")
+	if _, err := c.LeaveGroup("console-consumer-1", []LeaveMember{{MemberID: id}}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Exists("console-consumer-1") {
+		t.Fatal("group gone before the cleanup ran")
+	}
+	if _, err := c.CommitOffsets(CommitRequest{Group: "committed", Generation: -1, Offsets: map[TopicPartition]Offset{{"t", 0}: {Offset: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(10 * time.Second)
+	c.ExpireOffsets()
+	if c.Exists("console-consumer-1") {
+		t.Error("empty group without offsets still listed after the cleanup")
+	}
+	if !c.Exists("committed") {
+		t.Error("empty group with offsets removed before they expired")
+	}
+}

@@ -18,6 +18,13 @@ Steps (each prints JSON lines on stdout, one object per event, ending with a
     share          the share consumer (KIP-932) in explicit acknowledgement
                    mode: releases key-0 once, accepts every record, reports
                    delivery counts
+    eof            end of partition: a 2-partition topic with N records in
+                   partition 0 only, read by assignment with
+                   enable.partition.eof; reports each _PARTITION_EOF with
+                   its offset, then produces one more record and waits for
+                   it and the next EOF; reports protocol parse failures
+                   librdkafka logged (a null records field in an empty
+                   fetch is one)
 """
 
 import argparse
@@ -266,9 +273,78 @@ def step_share(a):
     emit(event="done", step="share", supported=True, count=len(seen), commits=commits)
 
 
+class ParseLog(logging.Handler):
+    """Collects librdkafka's protocol complaints ("Protocol parse failure",
+    "invalid MessageSetSize")."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.failures = []
+
+    def emit(self, record):
+        msg = record.getMessage()
+        if "parse failure" in msg.lower() or "MessageSetSize" in msg:
+            self.failures.append(msg)
+
+
+def step_eof(a):
+    create_topic(a.bootstrap, a.topic, 2)
+    p = ck.Producer({"bootstrap.servers": a.bootstrap, "acks": "all", "linger.ms": 0})
+    for i in range(a.count):
+        p.produce(a.topic, partition=0, key=record_key(i).encode(), value=("value-%d" % i).encode())
+    if p.flush(30):
+        fail("records not delivered within 30s")
+    handler = ParseLog()
+    lg = logging.getLogger("rdkafka-eof")
+    lg.propagate = False
+    lg.addHandler(handler)
+    lg.setLevel(logging.DEBUG)
+    c = ck.Consumer({
+        "bootstrap.servers": a.bootstrap,
+        "group.id": "interop-rdkafka-eof-unused",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": True,
+        "fetch.wait.max.ms": 100,
+        "logger": lg,
+    })
+    c.assign([ck.TopicPartition(a.topic, part, ck.OFFSET_BEGINNING) for part in (0, 1)])
+    deadline = time.time() + a.timeout
+    records = 0
+    eofs = {}
+
+    def poll_until(done):
+        nonlocal records
+        while not done() and time.time() < deadline:
+            m = c.poll(0.2)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == ck.KafkaError._PARTITION_EOF:
+                    emit(event="eof", partition=m.partition(), offset=m.offset())
+                    eofs[m.partition()] = m.offset()
+                    continue
+                fail("consume error: %s" % m.error())
+            records += 1
+            emit(event="record", partition=m.partition(), offset=m.offset(), key=m.key().decode())
+
+    poll_until(lambda: eofs.get(0) == a.count and eofs.get(1) == 0)
+    first = dict(eofs)
+    p.produce(a.topic, partition=0, key=record_key(a.count).encode(), value=b"after-eof")
+    if p.flush(30):
+        fail("the record after EOF was not delivered within 30s")
+    poll_until(lambda: eofs.get(0) == a.count + 1)
+    c.poll(0)  # serve the last log lines
+    c.close()
+    emit(event="done", step="eof", records=records,
+         first_eof={str(k): v for k, v in sorted(first.items())},
+         eof={str(k): v for k, v in sorted(eofs.items())},
+         parse_failures=handler.failures[:5])
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("step", choices=["produce", "consume-assign", "consume-group", "share"])
+    ap.add_argument("step", choices=["produce", "consume-assign", "consume-group", "share", "eof"])
     ap.add_argument("--bootstrap", required=True)
     ap.add_argument("--topic", required=True)
     ap.add_argument("--count", type=int, default=10)
@@ -289,7 +365,7 @@ def main():
     if a.step in ("consume-group", "share") and not a.group:
         fail("--group is required for " + a.step)
     {"produce": step_produce, "consume-assign": step_consume_assign,
-     "consume-group": step_consume_group, "share": step_share}[a.step](a)
+     "consume-group": step_consume_group, "share": step_share, "eof": step_eof}[a.step](a)
 
 
 if __name__ == "__main__":

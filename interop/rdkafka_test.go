@@ -351,3 +351,35 @@ func scenarioRdkafkaShare(t *testing.T, tg Target) {
 		t.Errorf("share: %d commit_sync calls, want at least 1", done.num("commits"))
 	}
 }
+
+// scenarioRdkafkaEOF: librdkafka with enable.partition.eof gets an
+// end-of-partition event for an empty partition and for a drained one, and
+// again after a new record. A broker that writes a null records field for
+// an empty partition makes librdkafka log "Protocol parse failure ...
+// invalid MessageSetSize -1", back off, and never report EOF.
+func scenarioRdkafkaEOF(t *testing.T, tg Target) {
+	const n = 5
+	events, done := rdkafka(t, tg, "rdkafka-eof/consume", []string{"eof"}, "eof",
+		"--topic", "interop-rdkafka-eof", "--count", fmt.Sprint(n), "--timeout", "30")
+	if f := done.strs("parse_failures"); len(f) > 0 {
+		t.Errorf("librdkafka logged protocol parse failures: %v", f)
+	}
+	if got, want := fmt.Sprint(done["first_eof"]), fmt.Sprintf("map[0:%d 1:0]", n); got != want {
+		t.Errorf("first end-of-partition offsets %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(done["eof"]), fmt.Sprintf("map[0:%d 1:0]", n+1); got != want {
+		t.Errorf("end-of-partition offsets after one more record %s, want %s", got, want)
+	}
+	records := 0
+	for _, e := range events {
+		if e.str("event") == "record" {
+			if e.num("partition") != 0 || e.num("offset") != records {
+				t.Errorf("record %d at %d/%d, want 0/%d", records, e.num("partition"), e.num("offset"), records)
+			}
+			records++
+		}
+	}
+	if records != n+1 {
+		t.Errorf("%d records, want %d", records, n+1)
+	}
+}

@@ -30,6 +30,9 @@ var scenarios = []scenario{
 	{name: "topic-errors", run: scenarioTopicErrors},
 	{name: "api-versions", run: scenarioAPIVersions},
 	{name: "features", run: scenarioFeatures},
+	{name: "features-update", run: scenarioFeaturesUpdate, requires: []int16{57}},
+	{name: "metadata-quorum", run: scenarioMetadataQuorum, requires: []int16{55}},
+	{name: "client-quotas", run: scenarioClientQuotas, requires: []int16{48, 49}},
 	{name: "console", run: scenarioConsole},
 	{name: "configs", run: scenarioConfigs},
 	// Classic groups (JoinGroup/SyncGroup) and KIP-848 consumer groups.
@@ -46,7 +49,9 @@ var scenarios = []scenario{
 	}},
 	// librdkafka (confluent-kafka for Python, rdkafka_test.go): produce and
 	// consume by assignment need no group APIs.
+	{name: "wire-fetch", run: scenarioWireFetch},
 	{name: "rdkafka", run: scenarioRdkafka},
+	{name: "rdkafka-eof", run: scenarioRdkafkaEOF},
 	{name: "rdkafka-group-classic", run: scenarioRdkafkaGroup("classic"), requires: []int16{
 		8, 9, 10, 11, 12, 13, 14, // offsets, coordinator, Join/Heartbeat/Leave/SyncGroup
 	}},

@@ -18,7 +18,7 @@ var (
 	_ func(*Log) int64                                    = (*Log).HighWatermark
 	_ func(*Log, int64)                                   = (*Log).SetHighWatermark
 	_ func(*Log, int64) (int64, int64, error)             = (*Log).OffsetForTimestamp
-	_ func(*Log) (int64, int64)                           = (*Log).MaxTimestamp
+	_ func(*Log) (int64, int64, error)                    = (*Log).MaxTimestamp
 	_ func(*Log, int64) (int64, error)                    = (*Log).DeleteRecordsBefore
 	_ func(*Log, int64) error                             = (*Log).TruncateTo
 	_ func(*Log, int32) (int32, int64)                    = (*Log).EndOffsetForEpoch

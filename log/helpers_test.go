@@ -26,6 +26,7 @@ type spec struct {
 	compression int16 // codec: the records are compressed with it (compressForTest)
 	txn         bool
 	control     bool
+	tss         []int64 // per-record timestamps, overriding ts and tsStep
 }
 
 func plain(records int) spec {
@@ -43,8 +44,12 @@ func makeBatch(s spec) []byte {
 	var recs []byte
 	maxTs := s.ts
 	for i := 0; i < s.records; i++ {
+		delta := int64(i) * s.tsStep
+		if s.tss != nil {
+			s.ts, delta = s.tss[0], s.tss[i]-s.tss[0]
+		}
 		r := kmsg.Record{
-			TimestampDelta64: int64(i) * s.tsStep,
+			TimestampDelta64: delta,
 			OffsetDelta:      int32(i),
 			Key:              []byte{'k', byte(i)},
 			Value:            bytes.Repeat([]byte{byte('a' + i%26)}, s.valueSize),
@@ -55,7 +60,7 @@ func makeBatch(s spec) []byte {
 		body := r.AppendTo(nil)
 		r.Length = int32(len(body) - 1)
 		recs = r.AppendTo(recs)
-		if t := s.ts + int64(i)*s.tsStep; t > maxTs {
+		if t := s.ts + delta; t > maxTs || i == 0 {
 			maxTs = t
 		}
 	}

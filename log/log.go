@@ -853,17 +853,87 @@ func (l *Log) LatestEpoch() int32 {
 }
 
 // MaxTimestamp returns the largest timestamp in the log and the offset of
-// the batch's last record that holds it; (-1, -1) for an empty log.
-func (l *Log) MaxTimestamp() (offset, timestamp int64) {
+// the first record that holds it, as Kafka answers ListOffsets
+// MAX_TIMESTAMP: the segment whose largest timestamp is greatest (the first
+// of equal ones), in it the first batch holding that timestamp, in that
+// batch the first record with it (compressed batches are decompressed,
+// streaming).
+// (-1, -1) for an empty log.
+func (l *Log) MaxTimestamp() (offset, timestamp int64, err error) {
 	l.mu.RLock()
-	defer l.mu.RUnlock()
-	offset, timestamp = -1, -1
+	if err := l.usableLocked(); err != nil {
+		l.mu.RUnlock()
+		return -1, -1, err
+	}
+	var best *segment
 	for _, s := range l.mu.segs {
-		if s.maxTs > timestamp {
-			offset, timestamp = s.maxTsOffset, s.maxTs
+		if s.maxTs >= 0 && (best == nil || s.maxTs > best.maxTs) {
+			best = s
 		}
 	}
-	return offset, timestamp
+	if best == nil {
+		l.mu.RUnlock()
+		return -1, -1, nil
+	}
+	s, ts, last := best, best.maxTs, best.maxTsOffset
+	pos := int64(0)
+	var scratch []byte
+	if s.memIndex {
+		pos = offsetFloorMem(s.idx, s.rel(last))
+	}
+	limit := s.size.Load()
+	s.acquire()
+	l.mu.RUnlock()
+	defer s.release()
+	if !s.memIndex {
+		scratch = make([]byte, offsetIndexEntry)
+		if pos, err = offsetFloorFile(s.index, s.idxEntries, s.rel(last), scratch); err != nil {
+			return -1, -1, fmt.Errorf("%w: read %s: %w", ErrStorage, s.path(indexSuffix), err)
+		}
+	}
+	sc := newScanner(s.log, pos, limit)
+	for {
+		b, reason, err := sc.next()
+		if err != nil {
+			return -1, -1, fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, err)
+		}
+		if b == nil {
+			if reason != "" {
+				return -1, -1, s.corrupt(sc.pos, reason)
+			}
+			return last, ts, nil // not found again: the tracked batch's last offset
+		}
+		h := parseHeader(b)
+		sc.advance(int64(h.Size))
+		if h.MaxTimestamp != ts {
+			continue
+		}
+		if h.Attributes&attrTimestampType != 0 {
+			return h.BaseOffset, ts, nil // LogAppendTime: every record has it
+		}
+		if h.Compression() != 0 {
+			delta, ok, err := firstRecordAt(h.Compression(), b[batchHeaderSize:], h.RecordCount, h.BaseTimestamp, ts)
+			if err != nil {
+				return -1, -1, fmt.Errorf("batch at offset %d of %s: %w", h.BaseOffset, s.logPath, err)
+			}
+			if ok {
+				return h.BaseOffset + int64(delta), ts, nil
+			}
+			return h.LastOffset(), ts, nil
+		}
+		found := int64(-1)
+		recordTimestamps(b, &h, func(delta int32, rts int64) bool {
+			if rts == ts {
+				found = h.BaseOffset + int64(delta)
+				return false
+			}
+			return true
+		})
+		if found >= 0 {
+			return found, ts, nil
+		}
+		return h.LastOffset(), ts, nil
+	}
 }
 
 // OffsetForTimestamp returns the first record with a timestamp >= ts below

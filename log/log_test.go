@@ -243,8 +243,8 @@ func TestCorruptSealedSegmentIsReported(t *testing.T) {
 func TestOffsetForTimestampAndMaxTimestamp(t *testing.T) {
 	f := newFixture(t, NewMemFS())
 	l := f.log(Config{SegmentBytes: 1500, IndexIntervalBytes: 200})
-	if o, ts := l.MaxTimestamp(); o != -1 || ts != -1 {
-		t.Fatalf("empty MaxTimestamp = %d, %d", o, ts)
+	if o, ts, err := l.MaxTimestamp(); o != -1 || ts != -1 || err != nil {
+		t.Fatalf("empty MaxTimestamp = %d, %d, %v", o, ts, err)
 	}
 	// 40 batches of 3 records, timestamps 1000 + 10*record index
 	for i := 0; i < 40; i++ {
@@ -274,8 +274,8 @@ func TestOffsetForTimestampAndMaxTimestamp(t *testing.T) {
 			t.Errorf("OffsetForTimestamp(%d) = %d, %d; want %d, %d", tc.ts, off, ts, tc.off, tc.got)
 		}
 	}
-	if o, ts := l.MaxTimestamp(); ts != 2190 || o != 119 {
-		t.Fatalf("MaxTimestamp = %d, %d", o, ts)
+	if o, ts, err := l.MaxTimestamp(); ts != 2190 || o != 119 || err != nil {
+		t.Fatalf("MaxTimestamp = %d, %d, %v", o, ts, err)
 	}
 }
 
@@ -968,4 +968,53 @@ func TestReadSealedBeforeBackgroundFsync(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkIndexes(t, l)
+}
+
+// TestMaxTimestampFirstRecord: MAX_TIMESTAMP answers the first record
+// holding the largest timestamp, as Kafka does, not the last offset of its
+// batch: inside a batch, across batches and segments with equal maxima,
+// in a compressed batch and in a sealed (reopened) segment.
+func TestMaxTimestampFirstRecord(t *testing.T) {
+	ts := func(v ...int64) spec {
+		s := plain(len(v))
+		s.tss = v
+		return s
+	}
+	gz := func(s spec) spec { s.compression = codecGzip; return s }
+	for _, tc := range []struct {
+		name    string
+		batches []spec
+		reopen  bool
+		off, ts int64
+	}{
+		{"in one batch", []spec{ts(5000, 7000, 6000, 7000)}, false, 1, 7000},
+		{"first batch of equal maxima", []spec{ts(1, 2, 3), ts(9, 9, 4), ts(9)}, false, 3, 9},
+		{"later batch larger", []spec{ts(9, 1), ts(3, 10, 10)}, false, 3, 10},
+		{"compressed batch", []spec{ts(1), gz(ts(5, 8, 8, 1))}, false, 2, 8},
+		{"sealed segments", []spec{ts(1, 2), ts(50, 40), ts(3, 4), ts(50), ts(5)}, true, 2, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, NewMemFS())
+			cfg := Config{SegmentBytes: 1 << 20, IndexIntervalBytes: 1}
+			if tc.reopen {
+				cfg.SegmentBytes = 150 // a segment per batch or two
+			}
+			l := f.log(cfg)
+			for _, s := range tc.batches {
+				mustAppend(t, l, makeBatch(s))
+			}
+			if tc.reopen {
+				f.m.Close()
+				f.open()
+				var err error
+				if l, err = f.m.Open("t", 0, cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			off, got, err := l.MaxTimestamp()
+			if err != nil || off != tc.off || got != tc.ts {
+				t.Errorf("MaxTimestamp = %d, %d, %v; want %d, %d", off, got, err, tc.off, tc.ts)
+			}
+		})
+	}
 }

@@ -23,7 +23,13 @@ type Config struct {
 	// ClusterID is written into the first metadata entry when bootstrapping;
 	// empty = generate one (Kafka's 22-char base64url UUID form).
 	ClusterID string
-	Logger    *slog.Logger
+	// BootstrapBrokerConfigs are cluster-wide dynamic broker configs (the
+	// <default> entity) written right after the bootstrap of a new
+	// cluster: Kafka's controller writes min.insync.replicas there when
+	// eligible leader replicas are enabled, so tools see it with source
+	// DYNAMIC_DEFAULT_BROKER_CONFIG.
+	BootstrapBrokerConfigs map[string]string
+	Logger                 *slog.Logger
 }
 
 // Voter is one controller.quorum.voters entry.
@@ -44,8 +50,11 @@ type Image struct {
 	// default (<default> entity), otherwise the node id in decimal.
 	BrokerConfigs map[string]map[string]string
 	GroupConfigs  map[string]map[string]string // group id -> dynamic group configs
-	Features      map[string]int16             // finalized feature levels (metadata.version, ...)
-	AppliedIndex  uint64
+	// ClientQuotas holds client quotas by quota entity (QuotaEntityKey):
+	// key (producer_byte_rate, ...) -> value in Kafka's decimal form.
+	ClientQuotas map[string]map[string]string
+	Features     map[string]int16 // finalized feature levels (metadata.version, ...)
+	AppliedIndex uint64
 	// NextProducerID is the first producer id not yet handed out
 	// (AllocateProducerIDs). Added by raftmeta; not part of the original contract.
 	NextProducerID int64

@@ -27,9 +27,9 @@ var (
 type builder struct {
 	img *Image
 
-	brokersOwned, topicsOwned, byIDOwned bool
-	brokerCfgOwned, groupCfgOwned        bool
-	featuresOwned                        bool
+	brokersOwned, topicsOwned, byIDOwned       bool
+	brokerCfgOwned, groupCfgOwned, quotasOwned bool
+	featuresOwned                              bool
 }
 
 func newBuilder(base *Image) *builder {
@@ -82,6 +82,14 @@ func (b *builder) brokerConfigs() map[string]map[string]string {
 		b.brokerCfgOwned = true
 	}
 	return b.img.BrokerConfigs
+}
+
+func (b *builder) clientQuotas() map[string]map[string]string {
+	if !b.quotasOwned {
+		b.img.ClientQuotas = cloneMap(b.img.ClientQuotas)
+		b.quotasOwned = true
+	}
+	return b.img.ClientQuotas
 }
 
 func (b *builder) groupConfigs() map[string]map[string]string {
@@ -270,11 +278,17 @@ func (c *alterConfigsCmd) apply(b *builder) any {
 		next := *t
 		next.Configs = applyConfigChange(t.Configs, c.Set, c.Delete)
 		b.putTopic(&next)
-	case resourceBroker, resourceGroup:
+	case resourceBroker, resourceGroup, resourceClientQuota:
 		var m map[string]map[string]string
-		if c.Resource == resourceBroker {
+		switch c.Resource {
+		case resourceBroker:
 			m = b.brokerConfigs()
-		} else {
+		case resourceClientQuota:
+			if c.Entity == "" {
+				return fmt.Errorf("alter client quotas of no entity: %w", ErrInvalidRequest)
+			}
+			m = b.clientQuotas()
+		default:
 			if c.Entity == "" {
 				return fmt.Errorf("alter configs of an unnamed group: %w", ErrInvalidRequest)
 			}

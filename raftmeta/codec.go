@@ -317,6 +317,8 @@ const (
 	resourceTopic  configResource = 1
 	resourceBroker configResource = 2
 	resourceGroup  configResource = 3
+	// resourceClientQuota's entity is a QuotaEntityKey.
+	resourceClientQuota configResource = 4
 )
 
 // alterConfigsCmd sets then deletes dynamic config keys of one entity.
@@ -345,7 +347,7 @@ func decodeAlterConfigs(v byte, p []byte) (command, error) {
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	if c.Resource < resourceTopic || c.Resource > resourceGroup {
+	if c.Resource < resourceTopic || c.Resource > resourceClientQuota {
 		return nil, fmt.Errorf("config resource %d: %w", c.Resource, ErrCorrupt)
 	}
 	return c, nil

@@ -49,6 +49,7 @@ func emptyImage() *Image {
 		TopicsByID:    map[UUID]*Topic{},
 		BrokerConfigs: map[string]map[string]string{},
 		GroupConfigs:  map[string]map[string]string{},
+		ClientQuotas:  map[string]map[string]string{},
 		Features:      map[string]int16{},
 		Scram:         map[ScramKey]ScramCredential{},
 	}

@@ -16,10 +16,12 @@ package raftmeta
 //	version 2 only: | scram: n, (user, mechanism, salt, stored key, server key,
 //	  iterations)* | acls: n, (resource type, name, pattern type, principal,
 //	  host, operation, permission)*
+//	version 3: version 2 | client quotas: n, (quota entity key, values)*
 //
-// FORMAT MIGRATION: decodeImage accepts versions 1 and 2 (2 = 1 + security); a version 2 must keep
-// decoding 1 (a node restarts from the snapshot it wrote before the upgrade)
-// and be written only once every voter can read it.
+// FORMAT MIGRATION: decodeImage accepts versions 1, 2 (1 + security) and 3
+// (2 + client quotas). An image is written in the lowest version that holds
+// it, so a node that never used security or quotas stays readable by an
+// older binary; a higher one is written only once every voter can read it.
 
 import (
 	"encoding/binary"
@@ -35,6 +37,8 @@ const (
 	// An image without them is still written as version 1, so a node that
 	// never used security stays readable by a binary from before it.
 	imageVersionV2 = 2
+	// imageVersionV3 adds client quotas.
+	imageVersionV3 = 3
 )
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
@@ -42,12 +46,14 @@ var crc32c = crc32.MakeTable(crc32.Castagnoli)
 func encodeImage(img *Image) []byte {
 	b := make([]byte, 0, 256)
 	b = append(b, imageMagic...)
-	secure := len(img.Scram) > 0 || len(img.ACLs) > 0
-	if secure {
-		b = append(b, imageVersionV2)
-	} else {
-		b = append(b, imageVersionV1)
+	version := byte(imageVersionV1)
+	switch {
+	case len(img.ClientQuotas) > 0:
+		version = imageVersionV3
+	case len(img.Scram) > 0 || len(img.ACLs) > 0:
+		version = imageVersionV2
 	}
+	b = append(b, version)
 	start := len(b)
 
 	b = appendString(b, img.ClusterID)
@@ -87,8 +93,11 @@ func encodeImage(img *Image) []byte {
 
 	b = appendConfigSet(b, img.BrokerConfigs)
 	b = appendConfigSet(b, img.GroupConfigs)
-	if secure {
+	if version >= imageVersionV2 {
 		b = appendSecurity(b, img)
+	}
+	if version >= imageVersionV3 {
+		b = appendConfigSet(b, img.ClientQuotas)
 	}
 
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], crc32c))
@@ -128,8 +137,8 @@ func decodeImage(data []byte) (*Image, error) {
 		return nil, fmt.Errorf("not a metadata snapshot (%d bytes): %w", len(data), ErrCorrupt)
 	}
 	version := data[len(imageMagic)]
-	if version != imageVersionV1 && version != imageVersionV2 {
-		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d and %d: %w", version, imageVersionV1, imageVersionV2, ErrCorrupt)
+	if version < imageVersionV1 || version > imageVersionV3 {
+		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d to %d: %w", version, imageVersionV1, imageVersionV3, ErrCorrupt)
 	}
 	payload := data[hdr : len(data)-4]
 	if got, want := crc32.Checksum(payload, crc32c), binary.BigEndian.Uint32(data[len(data)-4:]); got != want {
@@ -185,8 +194,11 @@ func decodeImage(data []byte) (*Image, error) {
 
 	img.BrokerConfigs = r.configSet()
 	img.GroupConfigs = r.configSet()
-	if version == imageVersionV2 {
+	if version >= imageVersionV2 {
 		r.security(img)
+	}
+	if version >= imageVersionV3 {
+		img.ClientQuotas = r.configSet()
 	}
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("metadata snapshot: %w", err)

@@ -20,18 +20,8 @@ import (
 )
 
 // defaultFeatures are the feature levels written by the bootstrap command of
-// a new cluster. They mirror what Apache Kafka 4.4 finalizes on a freshly formatted cluster
-// (MetadataVersion.LATEST_PRODUCTION = 4.4-IV2, feature level 33), including
-// share.version 2 (share groups with the KIP-1191 dead-letter queues).
-var defaultFeatures = map[string]int16{
-	"metadata.version":                 33, // 4.4-IV2
-	"kraft.version":                    1,
-	"group.version":                    1,
-	"transaction.version":              2,
-	"share.version":                    2,
-	"eligible.leader.replicas.version": 1,
-	"streams.version":                  1,
-}
+// a new cluster (featureTable's Bootstrap levels).
+var defaultFeatures = bootstrapFeatures()
 
 // DefaultFeatures returns (a copy of) the feature levels a new cluster is
 // bootstrapped with.
@@ -58,6 +48,7 @@ type Store struct {
 	logger  *slog.Logger
 	fsm     *fsm
 	raft    *raft.Raft
+	dirID   UUID // this node's metadata directory id (DescribeQuorum)
 	logs    raftStore
 	trans   raft.Transport
 	localID raft.ServerID
@@ -185,6 +176,9 @@ func open(cfg Config, opts openOptions) (_ *Store, retErr error) {
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, snapshotRetain, hlog.Named("snapshot"))
 	if err != nil {
 		return nil, fmt.Errorf("raftmeta: snapshot store in %s: %w", cfg.Dir, err)
+	}
+	if s.dirID, err = loadDirectoryID(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("raftmeta: %w", err)
 	}
 	cached, err := raft.NewLogCache(logCacheSize, logs)
 	if err != nil {
@@ -355,7 +349,9 @@ func (s *Store) catchUpAndBootstrap(timeout time.Duration, barrier bool) error {
 		}
 	}
 	if s.Image().ClusterID != "" {
-		return nil
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return s.reconcileFeatures(ctx)
 	}
 	id := s.cfg.ClusterID
 	if id == "" {
@@ -369,6 +365,11 @@ func (s *Store) catchUpAndBootstrap(timeout time.Duration, barrier bool) error {
 	}
 	if err == nil {
 		s.logger.Info("bootstrapped cluster metadata", "cluster_id", id)
+		if len(s.cfg.BootstrapBrokerConfigs) > 0 {
+			if _, err := s.propose(ctx, &alterConfigsCmd{Resource: resourceBroker, Set: s.cfg.BootstrapBrokerConfigs}); err != nil {
+				return fmt.Errorf("raftmeta: bootstrap broker configs: %w", err)
+			}
+		}
 	}
 	return nil
 }

@@ -18,8 +18,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +51,10 @@ const releaseDelay = 100 * time.Millisecond
 // run is main without the process: it returns the exit code. stop, when not
 // nil, replaces OS signals (tests).
 func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(stdout, versionLine())
+		return 0
+	}
 	if len(args) > 0 && args[0] == "config" {
 		format := "text"
 		if len(args) > 1 {
@@ -75,14 +84,25 @@ func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	}
 	logger := cfg.NewLogger(stderr)
 
+	// A start that fails before serving (a port in use) must not leave a
+	// data directory behind that it has just initialised.
+	fresh := emptyOrMissing(cfg.LogDirs)
+	_, statErr := os.Stat(cfg.LogDirs)
+	missing := errors.Is(statErr, fs.ErrNotExist)
 	srv, err := broker.New(cfg, logger)
 	if err != nil {
 		logger.Error("start failed", "err", err)
+		if fresh {
+			removeFresh(cfg.LogDirs, missing, logger)
+		}
 		return 1
 	}
 	if err := srv.Listen(); err != nil {
 		logger.Error("start failed", "err", err)
 		srv.Shutdown(context.Background())
+		if fresh {
+			removeFresh(cfg.LogDirs, missing, logger)
+		}
 		return 1
 	}
 
@@ -136,4 +156,63 @@ func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	}
 	logger.Info("stopped")
 	return 0
+}
+
+// version is set at build time (-ldflags "-X main.version=v1.2.3"); else
+// the module version or VCS revision the binary was built from is shown.
+var version = ""
+
+// versionLine is what sharq --version prints.
+func versionLine() string {
+	v, rev, dirty := version, "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if v == "" {
+		v = "devel"
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if dirty {
+			rev += "-dirty"
+		}
+		v += " (" + rev + ")"
+	}
+	return fmt.Sprintf("sharq %s, Apache Kafka 4.4 protocol, %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// emptyOrMissing reports whether dir does not exist or holds nothing.
+func emptyOrMissing(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0
+}
+
+// removeFresh empties dir, which this start found empty, and removes it
+// when this start created it.
+func removeFresh(dir string, missing bool, logger *slog.Logger) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			logger.Warn("could not remove what the failed start initialised", "path", filepath.Join(dir, e.Name()), "err", err)
+		}
+	}
+	if missing {
+		os.Remove(dir) // this start made it
+	}
+	logger.Info("removed what the failed start had just initialised in the data directory", "log.dirs", dir)
 }

@@ -3,10 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -313,4 +317,30 @@ func listOffsetsLatest(topic string, partition int32) *kmsg.ListOffsetsRequest {
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	return req
+}
+
+func TestVersion(t *testing.T) {
+	var out strings.Builder
+	if code := run([]string{"--version"}, nil, &out, io.Discard, nil); code != 0 || !strings.HasPrefix(out.String(), "sharq ") || !strings.Contains(out.String(), "Kafka 4.4") {
+		t.Errorf("exit %d, %q", code, out.String())
+	}
+}
+
+// TestFailedBindLeavesNoDataDir: a start that cannot bind its port exits 1
+// and takes away the data directory it had just created.
+func TestFailedBindLeavesNoDataDir(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	var stderr strings.Builder
+	code := run([]string{"--override", "listeners=PLAINTEXT://" + ln.Addr().String(), "--override", "log.dirs=" + dir}, nil, io.Discard, &stderr, nil)
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("data dir left behind after a failed bind: %v\n%s", err, stderr.String())
+	}
 }
