@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
@@ -50,7 +49,10 @@ func (d shareDLQ) TopicName(id [16]byte) string {
 }
 
 // dlqDecompressor unpacks compressed source batches for copied records.
-var dlqDecompressor = kgo.DefaultDecompressor()
+// dlqMaxInflate bounds one batch's decompressed records when the dead-letter
+// copy reads them: a batch produced through sharq was checked on produce, so
+// only a damaged file could inflate further.
+const dlqMaxInflate = 256 << 20
 
 // SourceRecords reads the keys and values of offsets first..last of a
 // source partition (a copy-enabled dead-letter write), decompressing
@@ -104,7 +106,7 @@ func collectRecords(data []byte, first, last int64, out map[int64]share.SourceRe
 		}
 		body := batch[recordbatch.HeaderSize:]
 		if c := h.Compression(); c != 0 {
-			dec, err := dlqDecompressor.Decompress(body, kgo.CompressionCodecType(c))
+			dec, err := log.Decompress(nil, c, body, dlqMaxInflate)
 			if err != nil {
 				return next, fmt.Errorf("decompress batch at %d: %w", h.BaseOffset, err)
 			}

@@ -279,3 +279,41 @@ func readGrowing(r io.Reader, buf []byte, n int) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// Decompress appends the decompressed bytes of a compressed records section
+// (codec is the batch attributes' compression bits) to dst, at most limit
+// bytes of them: a section that inflates past limit is refused rather than
+// held. It is for readers that need the records themselves (the share
+// dead-letter copy), off the produce path.
+func Decompress(dst []byte, codec int, p []byte, limit int) ([]byte, error) {
+	d := decompressors.Get().(*decompressor)
+	defer d.put()
+	r, err := d.open(codec, p)
+	if err != nil {
+		return dst, fmt.Errorf("%s records %w: %v", codecName(codec), errCodec, err)
+	}
+	start := len(dst)
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if len(dst)-start > limit {
+			return dst[:start], fmt.Errorf("%s records inflate past %d bytes", codecName(codec), limit)
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst[:start], fmt.Errorf("%s records %w: %v", codecName(codec), errCodec, err)
+		}
+	}
+}
+
+func codecName(codec int) string {
+	if codec >= 0 && codec < len(codecNames) {
+		return codecNames[codec]
+	}
+	return fmt.Sprintf("codec %d", codec)
+}

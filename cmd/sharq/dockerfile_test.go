@@ -23,9 +23,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// maxImageBytes is the image budget (20 MB). The final stage is
-// scratch plus the binary, so the binary must fit in it.
-const maxImageBytes = 20_000_000
+// maxImageBytes is the image budget. The final stage is scratch plus the
+// binary, so the binary must fit in it. It was 20 MB until TLS (PKCS12,
+// encrypted PEM keys), SASL/SCRAM, ACLs, transactions, quotas and the
+// dead-letter queues landed together and the stripped binary reached
+// 20.0 MB; 21 MB keeps a tight bound (a new dependency that costs more
+// must say why).
+const maxImageBytes = 21_000_000
 
 // dfInstr is one Dockerfile instruction, continuation lines joined.
 type dfInstr struct {
