@@ -20,8 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sharq/quota"
 	"sharq/raftmeta"
+	"sharq/raftmeta/quota"
 )
 
 func init() { regKey(49, 0, 1, handleAlterClientQuotas) }

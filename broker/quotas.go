@@ -6,8 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sharq/quota"
 	"sharq/raftmeta"
+	"sharq/raftmeta/quota"
 )
 
 // waitsInHandler are the APIs whose handling time includes waiting (long

@@ -30,9 +30,9 @@ import (
 
 	"sharq/config"
 	"sharq/log"
-	"sharq/quota"
 	"sharq/raftmeta"
 	"sharq/raftmeta/acl"
+	"sharq/raftmeta/quota"
 	"sharq/share"
 	"sharq/txn"
 )
