@@ -35,6 +35,12 @@ func handleDescribeProducers(r *request, kreq kmsg.Request) (kmsg.Response, erro
 			var err error
 			if !r.authorize(resTopic, t.Topic, opRead) {
 				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if p == nil && r.s.internalPartition(t.Topic, part) {
+				// Internal topics have no log here and no producer can write
+				// to them (Produce refuses it): no active producers, as Kafka
+				// answers for a partition nobody produced to. An error would
+				// make the admin client retry until it times out
+				// (kafka-transactions.sh find-hanging).
 			} else if p == nil {
 				rp.ErrorCode = errUnknownTopicOrPartition
 			} else if l, err = p.acquire(); err != nil {

@@ -218,3 +218,36 @@ func TestCompactionWarning(t *testing.T) {
 		t.Errorf("cleanup.policy %q, want compact,delete stored (%v)", stored, v.Err)
 	}
 }
+
+// TestDescribeProducersInternalTopic: an internal topic's partitions answer
+// DescribeProducers with no producers and no error, as Kafka does for a
+// partition nobody wrote to; an error made kafka-transactions.sh
+// find-hanging retry until it timed out.
+func TestDescribeProducersInternalTopic(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	ctx := testCtx(t)
+	cl := newClient(t, b)
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "g"
+	if resp, err := fc.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("FindCoordinator: %v %+v", err, resp)
+	}
+	req := kmsg.NewPtrDescribeProducersRequest()
+	rt := kmsg.NewDescribeProducersRequestTopic()
+	rt.Topic = "__consumer_offsets"
+	rt.Partitions = []int32{0, 49}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+		t.Fatalf("response %+v", resp)
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 || len(p.ActiveProducers) != 0 {
+			t.Errorf("partition %d: error %d, %d producers; want none", p.Partition, p.ErrorCode, len(p.ActiveProducers))
+		}
+	}
+}

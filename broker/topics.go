@@ -38,6 +38,16 @@ func validateTopicName(name string) error {
 	return nil
 }
 
+// internalPartition reports whether topic is an internal topic in the
+// metadata with that partition.
+func (s *Server) internalPartition(topic string, partition int32) bool {
+	if !isInternalTopic(topic) {
+		return false
+	}
+	t := s.meta.Image().Topics[topic]
+	return t != nil && partition >= 0 && int(partition) < len(t.Partitions)
+}
+
 // isInternalTopic reports Kafka's internal topic names. They cannot be
 // created, produced to or read by clients; sharq lists them in Metadata
 // (is_internal) once Kafka would have created them (ensureInternalTopic).
@@ -95,8 +105,14 @@ func (s *Server) ensureInternalTopic(ctx context.Context, name string) error {
 	if rf == 0 {
 		return fmt.Errorf("internal topic %s: no broker registered", name)
 	}
+	// Not the request's context: a client that gives up must not leave the
+	// topic in the metadata without its partitions served here.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	if _, err := s.meta.CreateTopic(ctx, name, int32(n), brokers[:rf], spec.configs); err != nil && !errors.Is(err, raftmeta.ErrTopicExists) {
-		return fmt.Errorf("create internal topic %s: %w", name, err)
+		if s.meta.Image().Topics[name] == nil {
+			return fmt.Errorf("create internal topic %s: %w", name, err)
+		}
 	}
 	s.logger.Info("created internal topic", "topic", name, "partitions", n, "replication_factor", rf)
 	return s.syncPartitions()
