@@ -2,8 +2,6 @@ package interop
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,32 +16,7 @@ var wordCountBuild compiled
 
 func wordCountClasspath(t *testing.T) []string {
 	t.Helper()
-	j := needJava(t)
-	set := "kafka-" + KafkaVersion
-	c := &wordCountBuild
-	c.once.Do(func() {
-		lib := LibDir(CacheDir(), set)
-		if !JarsComplete(lib) {
-			c.err = fmt.Errorf("%w: %s (run interop/fetch-jars.sh)", ErrNoJars, lib)
-			return
-		}
-		src, err := filepath.Abs(filepath.Join("java", "WordCountEOS.java"))
-		if err != nil {
-			c.err = err
-			return
-		}
-		out := filepath.Join(workDir, "classes-wordcount")
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		jvmSem <- struct{}{}
-		c.err = j.Javac(ctx, []string{filepath.Join(lib, "*")}, out, src)
-		<-jvmSem
-		c.cp = []string{out, filepath.Join(lib, "*")}
-	})
-	if c.err != nil {
-		t.Fatalf("compile WordCountEOS: %v", c.err)
-	}
-	return c.cp
+	return kafkaProgramClasspath(t, &wordCountBuild, "WordCountEOS", "classes-wordcount", "*")
 }
 
 func scenarioStreamsEOS(t *testing.T, tg Target) {

@@ -18,30 +18,36 @@ var txnCheckBuild compiled
 
 func txnCheckClasspath(t *testing.T) []string {
 	t.Helper()
+	return kafkaProgramClasspath(t, &txnCheckBuild, "TxnCheck", "classes-txncheck", "kafka-clients-"+KafkaVersion+".jar")
+}
+
+// kafkaProgramClasspath compiles java/<class>.java once per test binary
+// against compileJar of the Kafka 4.4 jar set ("*" for all of them) into
+// workDir/outDir, and returns the classpath that runs it.
+func kafkaProgramClasspath(t *testing.T, c *compiled, class, outDir, compileJar string) []string {
+	t.Helper()
 	j := needJava(t)
-	set := "kafka-" + KafkaVersion
-	c := &txnCheckBuild
 	c.once.Do(func() {
-		lib := LibDir(CacheDir(), set)
+		lib := LibDir(CacheDir(), "kafka-"+KafkaVersion)
 		if !JarsComplete(lib) {
 			c.err = fmt.Errorf("%w: %s (run interop/fetch-jars.sh)", ErrNoJars, lib)
 			return
 		}
-		src, err := filepath.Abs(filepath.Join("java", "TxnCheck.java"))
+		src, err := filepath.Abs(filepath.Join("java", class+".java"))
 		if err != nil {
 			c.err = err
 			return
 		}
-		out := filepath.Join(workDir, "classes-txncheck")
+		out := filepath.Join(workDir, outDir)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		jvmSem <- struct{}{}
-		c.err = j.Javac(ctx, []string{filepath.Join(lib, "kafka-clients-"+KafkaVersion+".jar")}, out, src)
+		c.err = j.Javac(ctx, []string{filepath.Join(lib, compileJar)}, out, src)
 		<-jvmSem
 		c.cp = []string{out, filepath.Join(lib, "*")}
 	})
 	if c.err != nil {
-		t.Fatalf("compile TxnCheck: %v", c.err)
+		t.Fatalf("compile %s: %v", class, c.err)
 	}
 	return c.cp
 }
