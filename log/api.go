@@ -36,6 +36,20 @@ type Config struct {
 	TimestampType        TimestampType
 	TimestampBeforeMaxMs int64 // message.timestamp.before.max.ms (CreateTime only)
 	TimestampAfterMaxMs  int64 // message.timestamp.after.max.ms (CreateTime only)
+
+	// cleanup.policy: compact and/or delete. With neither set the policy
+	// is delete (the zero Config keeps its meaning).
+	CleanupCompact bool
+	CleanupDelete  bool
+	// Compaction (cleanup.policy=compact, cleaner.go).
+	DeleteRetentionMs      int64   // delete.retention.ms (0 = Kafka's 1 day; < 0 = 0)
+	MinCleanableDirtyRatio float64 // min.cleanable.dirty.ratio (0 = clean whenever something is dirty)
+	MinCompactionLagMs     int64   // min.compaction.lag.ms
+	MaxCompactionLagMs     int64   // max.compaction.lag.ms (<= 0 = unlimited)
+
+	// rollMs is segment.ms, or max.compaction.lag.ms if that is sooner on a
+	// compacted topic (Kafka's LogConfig.maxSegmentMs, KIP-354).
+	rollMs int64
 }
 
 // Options are the manager-wide settings.
@@ -53,6 +67,8 @@ type Options struct {
 	// file descriptors per segment); past it the least recently used are
 	// closed. 0 = from RLIMIT_NOFILE: (soft limit - 512) / 16, at least 16.
 	MaxOpenLogs int
+	// Cleaner holds the log.cleaner.* settings.
+	Cleaner CleanerOptions
 }
 
 // AppendResult says where an appended batch landed.

@@ -90,6 +90,15 @@ type Log struct {
 		err     error
 	}
 
+	// The cleaner (cleaner.go): cleanMu serialises passes over this log;
+	// cleanerCkpt is the cleaner checkpoint (-1 until read), guarded by
+	// cleanMu; nextHorizonMs is the earliest delete horizon a pass set
+	// (0 = none), which makes the log due for cleaning when it passes.
+	holes         bool // segments may have offset holes (segment.holes); set at open
+	cleanMu       sync.Mutex
+	cleanerCkpt   int64
+	nextHorizonMs atomic.Int64
+
 	size         atomic.Int64
 	writeFailing atomic.Bool // a run of failed (undone) writes is going on
 	lastFlushMs  atomic.Int64
@@ -362,7 +371,7 @@ func (l *Log) shouldRoll(s *segment, h *batchHeader, cfg *Config, nowMs int64) b
 	switch {
 	case size+int64(h.Size) > cfg.SegmentBytes:
 		return true
-	case cfg.SegmentMs > 0 && s.rollBaseMs >= 0 && nowMs-s.rollBaseMs > cfg.SegmentMs:
+	case cfg.rollMs > 0 && s.rollBaseMs >= 0 && nowMs-s.rollBaseMs > cfg.rollMs:
 		return true
 	case len(s.idx)+offsetIndexEntry > maxIndexBytes || len(s.tidx)+timeIndexEntry > maxIndexBytes:
 		return true
@@ -724,25 +733,50 @@ func (l *Log) read(offset int64, maxBytes int32, dst []byte, committed bool) ([]
 		l.mu.RUnlock()
 		return dst, fmt.Errorf("%w: offset %d is outside [%d, %d] of %s-%d", ErrOffsetOutOfRange, offset, ls, le, l.topic, l.partition)
 	}
-	hw := l.hwLocked()
-	if committed {
-		hw = l.lsoLocked()
-	}
-	if offset >= hw {
+	for {
+		hw := l.hwLocked()
+		if committed {
+			hw = l.lsoLocked()
+		}
+		if offset >= hw {
+			l.mu.RUnlock()
+			return dst, nil
+		}
+		i := l.segmentForLocked(offset)
+		s := l.mu.segs[i]
+		pos := int64(0)
+		memIndex := s.memIndex
+		if memIndex {
+			pos = offsetFloorMem(s.idx, s.rel(offset))
+		}
+		limit := s.size.Load()
+		nextBase := int64(-1)
+		if i+1 < len(l.mu.segs) {
+			nextBase = l.mu.segs[i+1].base
+		}
+		s.acquire()
 		l.mu.RUnlock()
-		return dst, nil
+		n := len(dst)
+		out, err := s.readAt(pos, limit, offset, hw, maxBytes, dst, memIndex)
+		s.release()
+		if err != nil || len(out) > n || nextBase < 0 || nextBase >= hw {
+			return out, err
+		}
+		// The rest of this segment was removed by the cleaner (offsets
+		// keep their holes): the next batch is in the next segment, as
+		// Kafka's read moves on.
+		dst, offset = out, nextBase
+		l.mu.RLock()
+		if err := l.usableLocked(); err != nil {
+			l.mu.RUnlock()
+			return dst, err
+		}
 	}
-	i := l.segmentForLocked(offset)
-	s := l.mu.segs[i]
-	pos := int64(0)
-	memIndex := s.memIndex
-	if memIndex {
-		pos = offsetFloorMem(s.idx, s.rel(offset))
-	}
-	limit := s.size.Load()
-	s.acquire()
-	l.mu.RUnlock()
-	defer s.release()
+}
+
+// readAt is read's part outside the lock: the index lookup of a sealed
+// segment and the segment read.
+func (s *segment) readAt(pos, limit, offset, hw int64, maxBytes int32, dst []byte, memIndex bool) ([]byte, error) {
 	if !memIndex {
 		var err error
 		if pos, err = s.sealedFloor(offset, &dst); err != nil {
@@ -1159,6 +1193,11 @@ func (l *Log) applyRetention(now time.Time) error {
 	}
 	nowMs := now.UnixMilli()
 	l.producers.expire(nowMs - producerIDExpirationMs)
+	if !cfg.CleanupDelete {
+		// cleanup.policy=compact alone: the cleaner removes records, time
+		// and size never do (Kafka's rule).
+		return nil
+	}
 	if cfg.RetentionMs > 0 {
 		expired := func(s, _ *segment) bool { return s.maxTs >= 0 && nowMs-s.maxTs > cfg.RetentionMs }
 		if err := l.deleteSegmentsLocked(expired, "retention.ms"); err != nil {

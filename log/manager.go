@@ -43,6 +43,8 @@ type Manager struct {
 	evicting atomic.Bool
 	evictWG  sync.WaitGroup
 
+	cleaner *cleaner // log compaction (cleaner.go)
+
 	mu struct {
 		sync.Mutex
 		parts  map[topicPartition]*Partition
@@ -90,6 +92,7 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 		open:    map[*Log]struct{}{},
 	}
 	m.mu.parts = map[topicPartition]*Partition{}
+	m.cleaner = &cleaner{m: m, opts: opts.Cleaner.withDefaults(), busy: map[*Log]bool{}}
 	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: create %s: %w", ErrStorage, m.dir, err)
 	}
@@ -327,8 +330,9 @@ const maxBackgroundSyncs = 4
 // flushTick is how often flush.ms deadlines are checked.
 const flushTick = 100 * time.Millisecond
 
-// Run applies retention every RetentionCheckInterval and flushes logs
-// whose flush.ms elapsed, until ctx is done. It returns nil then.
+// Run applies retention every RetentionCheckInterval, flushes logs whose
+// flush.ms elapsed and runs the log cleaner's threads (unless
+// Options.Cleaner.Disable), until ctx is done. It returns nil then.
 //
 // It first opens every registered partition that is not open yet, one at a
 // time, and closes it again, so that partitions that cannot be served are
@@ -340,6 +344,17 @@ func (m *Manager) Run(ctx context.Context) error {
 		// opened) is gone, but the runtime would hand the pages back to the
 		// OS only over minutes: an idle broker should look idle at once.
 		debug.FreeOSMemory()
+	}
+	if !m.cleaner.opts.Disable {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		for i := range m.cleaner.opts.Threads {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.cleaner.run(ctx, i)
+			}()
+		}
 	}
 	retention := time.NewTicker(m.opts.RetentionCheckInterval)
 	defer retention.Stop()

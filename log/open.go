@@ -52,6 +52,21 @@ func (c Config) withDefaults() Config {
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 1048588
 	}
+	if !c.CleanupCompact {
+		c.CleanupDelete = true
+	}
+	if c.DeleteRetentionMs == 0 {
+		c.DeleteRetentionMs = 24 * 3600 * 1000
+	} else if c.DeleteRetentionMs < 0 {
+		c.DeleteRetentionMs = 0
+	}
+	if c.MaxCompactionLagMs <= 0 {
+		c.MaxCompactionLagMs = math.MaxInt64
+	}
+	c.rollMs = c.SegmentMs
+	if c.CleanupCompact && c.MaxCompactionLagMs < math.MaxInt64 && (c.rollMs <= 0 || c.MaxCompactionLagMs < c.rollMs) {
+		c.rollMs = c.MaxCompactionLagMs
+	}
 	return c
 }
 
@@ -66,6 +81,7 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 		now:       now,
 		producers: newProducerState(),
 	}
+	l.cleanerCkpt = -1
 	l.gc.cond.L = &l.gc.mu
 	l.mu.cfg = cfg.withDefaults()
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
@@ -74,6 +90,13 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 	names, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, dir, err)
+	}
+	if changed, err := l.recoverCleanerSwaps(names); err != nil {
+		return nil, err
+	} else if changed {
+		if names, err = fsys.ReadDir(dir); err != nil {
+			return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, dir, err)
+		}
 	}
 	var bases, snapshots []int64
 	clean := false
@@ -112,6 +135,9 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 	}
 	slices.Sort(bases)
 	slices.Sort(snapshots)
+	// A compacted log (now, or cleaned before: the cleaner checkpoint is
+	// written before its first swap) may have offset holes.
+	l.holes = l.mu.cfg.CleanupCompact || slices.Contains(names, cleanerCheckpointName)
 
 	epochsChanged := false
 	l.epochLimit = math.MaxInt32
@@ -322,7 +348,7 @@ func (l *Log) writeLogStartCheckpoint(offset int64) error {
 
 // createSegment creates an empty segment and makes its files durable.
 func (l *Log) createSegment(base int64) (*segment, error) {
-	s := &segment{base: base, logPath: l.filePath(segmentName(base, logSuffix)), next: base, maxTs: -1, maxTsOffset: -1, rollBaseMs: -1, memIndex: true, epochLimit: math.MaxInt32}
+	s := &segment{base: base, logPath: l.filePath(segmentName(base, logSuffix)), next: base, maxTs: -1, maxTsOffset: -1, rollBaseMs: -1, memIndex: true, epochLimit: math.MaxInt32, holes: l.holes}
 	s.refs.Store(1)
 	var err error
 	flags := os.O_CREATE | os.O_TRUNC | os.O_RDWR
@@ -345,7 +371,7 @@ func (l *Log) createSegment(base int64) (*segment, error) {
 }
 
 func (l *Log) openSegmentFiles(base int64) (*segment, []byte, []byte, error) {
-	s := &segment{base: base, logPath: l.filePath(segmentName(base, logSuffix)), next: base, maxTs: -1, maxTsOffset: -1, rollBaseMs: -1, epochLimit: l.epochLimit}
+	s := &segment{base: base, logPath: l.filePath(segmentName(base, logSuffix)), next: base, maxTs: -1, maxTsOffset: -1, rollBaseMs: -1, epochLimit: l.epochLimit, holes: l.holes}
 	s.refs.Store(1)
 	var err error
 	if s.log, err = l.fs.OpenFile(s.logPath, os.O_RDWR, 0); err != nil {
@@ -401,8 +427,9 @@ func scanSegment(s *segment, pos, end, expect int64, verifyCRC bool, fn func(h *
 			return res, nil
 		}
 		want := res.next
-		if want < 0 {
-			want = int64(parseStoredPrefix(b).base)
+		if base := parseStoredPrefix(b).base; want < 0 || (s.holes && base > want) {
+			// (a compacted log's offsets only grow: the cleaner leaves holes)
+			want = base
 		}
 		r := ""
 		if sc.headerOnly {
@@ -494,7 +521,7 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 					s.closeFiles()
 					return nil, err
 				}
-				ok = res.reason == "" && res.end == size && res.next == next
+				ok = res.reason == "" && res.end == size && (res.next == next || (s.holes && res.next < next))
 			}
 		} else {
 			res, err := scanSegment(s, pos, size, expect, true, track)
@@ -502,7 +529,8 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 				s.closeFiles()
 				return nil, err
 			}
-			ok = res.reason == "" && res.end == size && (res.next == next || size == 0)
+			// (a cleaned segment may end before the next one starts)
+			ok = res.reason == "" && res.end == size && (res.next == next || size == 0 || (s.holes && res.next < next))
 		}
 	}
 	if ok && missing == "" && tailMaxTs >= 0 && (len(tidx) == 0 || lastTs(tidx) < tailMaxTs) {
@@ -520,7 +548,7 @@ func (l *Log) openSealed(base, next int64) (*segment, error) {
 			s.closeFiles()
 			return nil, err
 		}
-		if res.reason != "" || res.end != size || res.next != next {
+		if res.reason != "" || res.end != size || res.next > next || (res.next < next && !s.holes) {
 			s.closeFiles()
 			why := res.reason
 			if why == "" {

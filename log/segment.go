@@ -43,6 +43,9 @@ type segment struct {
 	tindex  File
 	size    atomic.Int64 // bytes of whole batches in .log; readers never read past it
 	refs    atomic.Int32 // 1 for the Log's list plus one per reader
+	// holes: offsets may skip between batches and the segment may end
+	// before the next one starts (the log was compacted; set at creation).
+	holes bool
 	// durable: a sealed segment whose .log and indexes are fsynced.
 	durable atomic.Bool
 	flushMu sync.Mutex // serialises syncSealed

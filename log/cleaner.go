@@ -1,0 +1,832 @@
+package log
+
+// The log cleaner: compaction for cleanup.policy=compact, as Apache Kafka's
+// LogCleaner does it.
+//
+// One pass over a log:
+//
+//  1. Plan: the dirty section starts at the cleaner checkpoint (where the
+//     last pass ended, or the log start) and ends at the first uncleanable
+//     offset: the active segment's base, the first unstable offset (an open
+//     transaction), the recovery point (segments not yet fsynced), and the
+//     first segment holding a record younger than min.compaction.lag.ms.
+//     The log is cleaned when dirty bytes / (clean + dirty bytes) exceeds
+//     min.cleanable.dirty.ratio, when its oldest dirty record is older
+//     than max.compaction.lag.ms, or when a delete horizon it set earlier
+//     has passed.
+//  2. Map: the keys of the dirty section go into an offset map (key ->
+//     latest offset) bounded by log.cleaner.dedupe.buffer.size; if it
+//     fills, the pass ends where it filled (mapEnd).
+//  3. Copy: every sealed segment from the log start up to mapEnd is copied,
+//     in groups of at most segment.bytes, keeping a record only if no later
+//     record has its key. Records at or after mapEnd, and those of
+//     segments past it, are not touched. Aborted transactional records go;
+//     records without a key go (Kafka counts them invalid). A batch whose
+//     records all stay is copied byte for byte; one that loses some is
+//     written again with the same base offset, last offset delta, producer
+//     id, epoch, base sequence, leader epoch and codec (offsets keep their
+//     holes), and a new record count, max timestamp and CRC. A batch that
+//     loses all records goes, unless it is its producer's last batch, which
+//     stays as an empty batch so that the producer state survives.
+//     Tombstones and transaction markers stay in their first pass, which
+//     sets the batch's delete horizon (KIP-534: attribute bit 6, the
+//     horizon in baseTimestamp) to now + delete.retention.ms; a later pass
+//     after the horizon removes them (a marker only once no record of its
+//     transaction is left).
+//  4. Swap (cleanswap.go): the group's new files are written as .cleaned,
+//     renamed to .swap and then over the old segment; the log's lock is
+//     held only for the renames and the in-memory swap.
+//  5. The cleaner checkpoint moves to mapEnd.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// CleanerOptions are the log.cleaner.* broker settings.
+type CleanerOptions struct {
+	Disable bool          // log.cleaner.enable=false
+	Threads int           // log.cleaner.threads (0 = 1)
+	Backoff time.Duration // log.cleaner.backoff.ms: sleep when nothing is to clean (0 = 15s)
+	// DedupeBufferSize is log.cleaner.dedupe.buffer.size: the memory of the
+	// offset maps of all threads together (0 = 128 MiB). A pass allocates
+	// only what its dirty section can need, up to its thread's share.
+	DedupeBufferSize int64
+	// IOBufferLoadFactor is log.cleaner.io.buffer.load.factor (0 = 0.9).
+	IOBufferLoadFactor float64
+	// IOBufferSize is log.cleaner.io.buffer.size: read and write buffers
+	// of each thread (0 = 512 KiB).
+	IOBufferSize int
+	// IOMaxBytesPerSecond is log.cleaner.io.max.bytes.per.second, read and
+	// written bytes together (<= 0 = unlimited).
+	IOMaxBytesPerSecond float64
+}
+
+func (o CleanerOptions) withDefaults() CleanerOptions {
+	if o.Threads <= 0 {
+		o.Threads = 1
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 15 * time.Second
+	}
+	if o.DedupeBufferSize <= 0 {
+		o.DedupeBufferSize = 128 << 20
+	}
+	if o.IOBufferLoadFactor <= 0 || o.IOBufferLoadFactor > 1 {
+		o.IOBufferLoadFactor = 0.9
+	}
+	if o.IOBufferSize <= 0 {
+		o.IOBufferSize = 512 << 10
+	}
+	return o
+}
+
+// cleanerCheckpointName is Kafka's cleaner-offset-checkpoint: the end of
+// the last pass (the first dirty offset), per partition here.
+const cleanerCheckpointName = "cleaner-offset-checkpoint"
+
+// CleanStats says what one cleaning pass of a log did.
+type CleanStats struct {
+	Cleaned      bool  // false: the log was not eligible
+	FirstDirty   int64 // where the dirty section started
+	End          int64 // the new cleaner checkpoint (mapEnd)
+	Segments     int   // segments read
+	BytesRead    int64
+	BytesWritten int64
+	RecordsRead  int64
+	RecordsKept  int64
+	Duration     time.Duration
+}
+
+// cleanEnv is one cleaner thread's settings and buffers.
+type cleanEnv struct {
+	now        time.Time
+	mapBytes   int64
+	loadFactor float64
+	ioBuf      int
+	throttle   *throttler
+	force      bool // ignore the dirty ratio (tests and benchmarks)
+}
+
+// errCleanAborted means the log changed under a pass (retention, a
+// truncation, a close); the pass is dropped and tried again later.
+var errCleanAborted = errors.New("log changed while it was cleaned")
+
+// cleanPlan is what a pass found under the log's locks.
+type cleanPlan struct {
+	cfg          Config
+	segs         []*segment // acquired; all but the last are sealed
+	sizes        []int64
+	maxTs        []int64
+	logStart     int64
+	firstDirty   int64
+	end          int64 // first uncleanable offset
+	aborted      map[int64][]abortedTxn
+	allAborted   []abortedTxn
+	producerLast map[int64]int64
+}
+
+func (p *cleanPlan) release() {
+	for _, s := range p.segs {
+		s.release()
+	}
+}
+
+// Clean runs one cleaning pass over the log if it is eligible (see the
+// file comment); force ignores min.cleanable.dirty.ratio. It is what the
+// manager's cleaner threads call; tests call it directly.
+func (l *Log) Clean(now time.Time, opts CleanerOptions, force bool) (CleanStats, error) {
+	opts = opts.withDefaults()
+	env := &cleanEnv{now: now, mapBytes: opts.DedupeBufferSize, loadFactor: opts.IOBufferLoadFactor, ioBuf: opts.IOBufferSize, force: force}
+	if opts.IOMaxBytesPerSecond > 0 {
+		env.throttle = newThrottler(opts.IOMaxBytesPerSecond)
+	}
+	return l.clean(env)
+}
+
+func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
+	l.cleanMu.Lock()
+	defer l.cleanMu.Unlock()
+	start := time.Now()
+	plan, err := l.planClean(env)
+	if err != nil || plan == nil {
+		return CleanStats{}, err
+	}
+	defer plan.release()
+	st := CleanStats{FirstDirty: plan.firstDirty}
+	c := &cleaning{l: l, env: env, plan: plan, nowMs: env.now.UnixMilli(), txnRetained: map[int64]bool{}, minHorizon: math.MaxInt64}
+	mapEnd, err := c.buildMap(&st)
+	if err != nil {
+		return st, err
+	}
+	c.mapEnd = mapEnd
+	// Segments from the log start whose base is below mapEnd are copied.
+	n := 0
+	for n < len(plan.segs)-1 && plan.segs[n].base < mapEnd {
+		n++
+	}
+	for i := 0; i < n; {
+		j := i + 1
+		size := plan.sizes[i]
+		for j < n && size+plan.sizes[j] <= plan.cfg.SegmentBytes && plan.segs[j+1].base-plan.segs[i].base <= math.MaxInt32 {
+			size += plan.sizes[j]
+			j++
+		}
+		if err := c.cleanGroup(plan.segs[i:j], plan.segs[j].base, &st); err != nil {
+			if errors.Is(err, errCleanAborted) {
+				l.logger.Info("log cleaning pass dropped", "reason", err)
+				return st, nil
+			}
+			return st, err
+		}
+		i = j
+	}
+	if mapEnd > l.cleanerCkpt {
+		if err := l.writeOffsetCheckpoint(cleanerCheckpointName, mapEnd); err != nil {
+			// The next pass redoes this one's work; nothing is lost.
+			l.logger.Warn("cannot write cleaner checkpoint", "err", err)
+		} else {
+			l.cleanerCkpt = mapEnd
+		}
+	}
+	if c.minHorizon != math.MaxInt64 {
+		l.nextHorizonMs.Store(c.minHorizon)
+	} else {
+		l.nextHorizonMs.Store(0)
+	}
+	st.Cleaned = true
+	st.End = mapEnd
+	st.Duration = time.Since(start)
+	l.logger.Info("cleaned log", "first_dirty", st.FirstDirty, "end", st.End, "segments", st.Segments,
+		"bytes_read", st.BytesRead, "bytes_written", st.BytesWritten, "records_read", st.RecordsRead,
+		"records_kept", st.RecordsKept, "took", st.Duration)
+	return st, nil
+}
+
+// planClean decides whether the log is to be cleaned now and takes what
+// the pass needs from under the locks; nil if there is nothing to do.
+func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
+	if l.cleanerCkpt < 0 {
+		_, statErr := l.readSmallFile(cleanerCheckpointName)
+		ck, err := l.readOffsetCheckpoint(cleanerCheckpointName)
+		if err != nil {
+			l.logger.Warn("ignoring unreadable cleaner checkpoint; cleaning from the log start", "err", err)
+			ck = 0
+		}
+		if isNotExist(statErr) {
+			// Written before the first swap: it tells a later open (even
+			// after cleanup.policy changed) that the log has holes.
+			if err := l.writeOffsetCheckpoint(cleanerCheckpointName, 0); err != nil {
+				return nil, l.writeFailed("write cleaner checkpoint", err)
+			}
+		}
+		l.cleanerCkpt = ck
+	}
+	// Only durable segments below the recovery point are cleaned: recovery
+	// trusts them (a cleaned segment scanned as unsynced would look cut
+	// short). Make the sealed ones durable now rather than wait.
+	if err := l.syncPendingSealed(); err != nil {
+		return nil, err
+	}
+	if err := l.advanceRecoveryPoint(); err != nil {
+		return nil, err
+	}
+	l.rpMu.Lock()
+	rp := l.recoveryPoint
+	l.rpMu.Unlock()
+	p := &cleanPlan{}
+	l.appendMu.Lock()
+	l.mu.RLock()
+	if err := l.usableLocked(); err != nil {
+		l.mu.RUnlock()
+		l.appendMu.Unlock()
+		return nil, err
+	}
+	p.cfg = l.mu.cfg
+	if !p.cfg.CleanupCompact {
+		l.mu.RUnlock()
+		l.appendMu.Unlock()
+		return nil, nil
+	}
+	l.holes = true // (appendMu held: new segments get holes = true)
+	p.segs = append([]*segment(nil), l.mu.segs...)
+	for _, s := range p.segs {
+		s.acquire()
+		p.sizes = append(p.sizes, s.size.Load())
+		p.maxTs = append(p.maxTs, s.maxTs)
+	}
+	p.logStart = l.mu.logStart
+	fu := l.txn.firstUnstable
+	p.allAborted = append([]abortedTxn(nil), l.txn.aborted...)
+	durableEnd := l.activeLocked().base
+	for _, s := range p.segs[:len(p.segs)-1] {
+		if !s.durable.Load() {
+			durableEnd = s.base
+			break
+		}
+	}
+	l.mu.RUnlock()
+	p.producerLast = make(map[int64]int64, len(l.producers.m))
+	for id, e := range l.producers.m {
+		if e.n > 0 {
+			b := e.batches[e.n-1]
+			p.producerLast[id] = b.firstOffset + int64(b.lastOffsetDelta)
+		}
+	}
+	l.appendMu.Unlock()
+
+	p.aborted = map[int64][]abortedTxn{}
+	for _, a := range p.allAborted {
+		p.aborted[a.producerID] = append(p.aborted[a.producerID], a)
+	}
+	for _, list := range p.aborted {
+		sort.Slice(list, func(i, j int) bool { return list[i].first < list[j].first })
+	}
+
+	nowMs := env.now.UnixMilli()
+	end := min(durableEnd, rp)
+	if fu >= 0 {
+		end = min(end, fu)
+	}
+	first := max(l.cleanerCkpt, p.logStart, p.segs[0].base)
+	if first > end && l.cleanerCkpt > end {
+		// The log was truncated below the checkpoint.
+		first = max(p.logStart, p.segs[0].base)
+		l.cleanerCkpt = first
+	}
+	p.firstDirty = first
+	if p.cfg.MinCompactionLagMs > 0 {
+		for i, s := range p.segs[:len(p.segs)-1] {
+			if s.base >= end {
+				break
+			}
+			if i+1 < len(p.segs) && p.segs[i+1].base <= first {
+				continue
+			}
+			if p.maxTs[i] > nowMs-p.cfg.MinCompactionLagMs {
+				end = min(end, s.base)
+				break
+			}
+		}
+	}
+	p.end = end
+	var cleanBytes, dirtyBytes int64
+	firstDirtySeg := -1
+	for i, s := range p.segs[:len(p.segs)-1] {
+		next := p.segs[i+1].base
+		switch {
+		case next <= first:
+			cleanBytes += p.sizes[i]
+		case s.base < end:
+			dirtyBytes += p.sizes[i]
+			if firstDirtySeg < 0 {
+				firstDirtySeg = i
+			}
+		}
+	}
+	due := false
+	if h := l.nextHorizonMs.Load(); h > 0 && nowMs >= h {
+		due = true
+	}
+	if dirtyBytes > 0 && end > first {
+		ratio := float64(dirtyBytes) / float64(cleanBytes+dirtyBytes)
+		if env.force || ratio > p.cfg.MinCleanableDirtyRatio || (p.cfg.MinCleanableDirtyRatio <= 0 && ratio > 0) {
+			due = true
+		} else if p.cfg.MaxCompactionLagMs > 0 && p.cfg.MaxCompactionLagMs < math.MaxInt64 && firstDirtySeg >= 0 {
+			// max.compaction.lag.ms: the oldest dirty record is due.
+			var hdr [batchHeaderSize]byte
+			s := p.segs[firstDirtySeg]
+			if p.sizes[firstDirtySeg] >= batchHeaderSize && readFull(s.log, hdr[:], 0) == nil {
+				ts := parseHeader(hdr[:]).MaxTimestamp
+				if ts >= 0 && nowMs-ts > p.cfg.MaxCompactionLagMs {
+					due = true
+				}
+			}
+		}
+	}
+	if !due {
+		p.release()
+		return nil, nil
+	}
+	return p, nil
+}
+
+// cleaning is one pass's state.
+type cleaning struct {
+	l      *Log
+	env    *cleanEnv
+	plan   *cleanPlan
+	nowMs  int64
+	m      *offsetMap
+	mapEnd int64
+
+	// txnRetained: the open transaction of a producer had a record kept
+	// in this pass (its marker must stay).
+	txnRetained map[int64]bool
+	minHorizon  int64
+
+	sc      scanner
+	decomp  []byte
+	recs    []cleanRecord
+	recBuf  []byte
+	out     []byte // the current output batch
+	wbuf    []byte // pending writes of the .cleaned log
+	written int64  // bytes of the .cleaned log already written
+}
+
+// aborted reports whether the transactional batch of pid at offset is
+// part of an aborted transaction.
+func (c *cleaning) isAborted(pid, offset int64) bool {
+	list := c.plan.aborted[pid]
+	i := sort.Search(len(list), func(i int) bool { return list[i].first > offset })
+	return i > 0 && list[i-1].last >= offset
+}
+
+// records returns the uncompressed records section of a batch.
+func (c *cleaning) records(b []byte, h *batchHeader) ([]byte, error) {
+	p := b[batchHeaderSize:]
+	if h.Compression() == codecNone {
+		return p, nil
+	}
+	var err error
+	c.decomp, err = Decompress(c.decomp[:0], h.Compression(), p, math.MaxInt32)
+	if err != nil {
+		return nil, fmt.Errorf("%w: batch at offset %d: %w", ErrCorruptMessage, h.BaseOffset, err)
+	}
+	return c.decomp, nil
+}
+
+// eachBatch calls fn with every batch of s from position pos, reading
+// through the pass's read buffer; fn returns false to stop.
+func (c *cleaning) eachBatch(s *segment, pos, size int64, fn func(b []byte, h *batchHeader) (bool, error)) error {
+	c.sc.f, c.sc.pos, c.sc.end, c.sc.bufPos, c.sc.bufLen = s.log, pos, size, 0, 0
+	if len(c.sc.buf) < c.env.ioBuf {
+		c.sc.buf = make([]byte, c.env.ioBuf)
+	}
+	for {
+		b, reason, err := c.sc.next()
+		if err != nil {
+			return fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, err)
+		}
+		if b == nil {
+			if reason != "" {
+				return s.corrupt(c.sc.pos, reason)
+			}
+			return nil
+		}
+		h := parseHeader(b)
+		c.sc.advance(int64(h.Size))
+		c.env.throttle.wait(int64(h.Size))
+		if ok, err := fn(b, &h); err != nil || !ok {
+			return err
+		}
+	}
+}
+
+// buildMap puts the keys of the dirty section into the offset map and
+// returns where it ends (the first offset not in the map).
+func (c *cleaning) buildMap(st *CleanStats) (int64, error) {
+	p := c.plan
+	c.m = newOffsetMap(c.env.mapBytes, c.env.loadFactor, max(p.end-p.firstDirty, 0))
+	mapEnd := p.firstDirty
+	full := false
+	for i, s := range p.segs[:len(p.segs)-1] {
+		if full || s.base >= p.end {
+			break
+		}
+		if p.segs[i+1].base <= p.firstDirty {
+			continue
+		}
+		pos := int64(0)
+		if s.base < p.firstDirty && s.idxEntries > 0 {
+			var scratch [offsetIndexEntry]byte
+			if fp, err := offsetFloorFile(s.index, s.idxEntries, s.rel(p.firstDirty), scratch[:]); err == nil {
+				pos = fp
+			}
+		}
+		st.Segments++
+		err := c.eachBatch(s, pos, p.sizes[i], func(b []byte, h *batchHeader) (bool, error) {
+			last := h.LastOffset()
+			if last < p.firstDirty {
+				return true, nil
+			}
+			if h.BaseOffset >= p.end {
+				full = true // not full, but done
+				return false, nil
+			}
+			st.BytesRead += int64(h.Size)
+			if h.Attributes&attrControl != 0 || (h.Attributes&attrTransactional != 0 && c.isAborted(h.ProducerID, h.BaseOffset)) {
+				mapEnd = last + 1
+				return true, nil
+			}
+			if c.m.entries+int(h.RecordCount) > c.m.maxEntries {
+				if mapEnd == p.firstDirty {
+					return false, fmt.Errorf("log cleaner: log.cleaner.dedupe.buffer.size holds %d keys, too few for the %d records of the batch at offset %d", c.m.maxEntries, h.RecordCount, h.BaseOffset)
+				}
+				full = true
+				return false, nil
+			}
+			recs, err := c.records(b, h)
+			if err != nil {
+				return false, err
+			}
+			err = walkCleanRecords(recs, h.RecordCount, func(r *cleanRecord) {
+				if r.key != nil {
+					c.m.put(r.key, h.BaseOffset+int64(r.offDelta))
+				}
+			})
+			if err != nil {
+				return false, fmt.Errorf("batch at offset %d of %s: %w", h.BaseOffset, s.logPath, err)
+			}
+			mapEnd = last + 1
+			return true, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return mapEnd, nil
+}
+
+// cleanGroup copies the segments of group (consecutive, sealed) into one
+// cleaned segment with the first one's base offset and swaps it in; end is
+// the base of the segment after the group.
+func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) error {
+	l := c.l
+	base := group[0].base
+	cfg := &c.plan.cfg
+	out := &segment{base: base, next: base, maxTs: -1, maxTsOffset: -1, rollBaseMs: -1}
+	files := newCleanedFiles(l, base)
+	defer files.closeAll()
+	if err := files.create(); err != nil {
+		return err
+	}
+	c.wbuf, c.written = c.wbuf[:0], 0
+	flush := func() error {
+		if len(c.wbuf) == 0 {
+			return nil
+		}
+		if _, err := files.log.WriteAt(c.wbuf, c.written); err != nil {
+			return fmt.Errorf("%w: write %s: %w", ErrStorage, files.path(logSuffix), err)
+		}
+		c.env.throttle.wait(int64(len(c.wbuf)))
+		c.written += int64(len(c.wbuf))
+		c.wbuf = c.wbuf[:0]
+		return nil
+	}
+	emit := func(b []byte) error {
+		h := parseHeader(b)
+		pos := c.written + int64(len(c.wbuf))
+		c.wbuf = append(c.wbuf, b...)
+		out.onAppendLocked(&h, pos, int64(cfg.IndexIntervalBytes))
+		if h.Attributes&attrDeleteHorizon != 0 && (h.Attributes&attrControl != 0 || h.RecordCount > 0) {
+			c.minHorizon = min(c.minHorizon, h.BaseTimestamp)
+		}
+		st.BytesWritten += int64(len(b))
+		if len(c.wbuf) >= c.env.ioBuf {
+			return flush()
+		}
+		return nil
+	}
+	for _, s := range group {
+		size := c.plan.sizes[slices.Index(c.plan.segs, s)]
+		st.BytesRead += size
+		err := c.eachBatch(s, 0, size, func(b []byte, h *batchHeader) (bool, error) {
+			ob, err := c.filterBatch(b, h, st)
+			if err != nil {
+				return false, fmt.Errorf("batch at offset %d of %s: %w", h.BaseOffset, s.logPath, err)
+			}
+			if ob != nil {
+				if err := emit(ob); err != nil {
+					return false, err
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if out.maxTs >= 0 && out.maxTs > out.lastTimeIndexTs() {
+		out.tidx = appendTimeEntry(out.tidx, out.maxTs, out.rel(out.maxTsOffset))
+	}
+	var txn []byte
+	for i := range c.plan.allAborted {
+		a := &c.plan.allAborted[i]
+		if a.last >= base && a.last < end {
+			txn = a.appendTo(txn)
+		}
+	}
+	if err := files.finish(out.idx, out.tidx, txn, group, end); err != nil {
+		return err
+	}
+	return l.swapCleaned(files, group, end, out)
+}
+
+// filterBatch decides what of one stored batch stays: nil (it goes), b
+// itself (unchanged) or a batch written again into c.out.
+func (c *cleaning) filterBatch(b []byte, h *batchHeader, st *CleanStats) ([]byte, error) {
+	pid := h.ProducerID
+	producerLast := pid >= 0 && c.plan.producerLast[pid] == h.LastOffset()
+	hasHorizon := h.Attributes&attrDeleteHorizon != 0
+	if h.Attributes&attrControl != 0 {
+		retained := c.txnRetained[pid]
+		delete(c.txnRetained, pid)
+		if h.BaseOffset >= c.mapEnd {
+			return b, nil
+		}
+		if hasHorizon {
+			if c.nowMs >= h.BaseTimestamp && !retained {
+				if producerLast {
+					return c.emptyBatch(b, h), nil
+				}
+				return nil, nil
+			}
+			return b, nil
+		}
+		recs, err := c.records(b, h)
+		if err != nil {
+			return nil, err
+		}
+		return c.rewrite(b, h, recs, nil, true)
+	}
+	if h.Attributes&attrTransactional != 0 && c.isAborted(pid, h.BaseOffset) {
+		st.RecordsRead += int64(h.RecordCount)
+		if producerLast {
+			return c.emptyBatch(b, h), nil
+		}
+		return nil, nil
+	}
+	recs, err := c.records(b, h)
+	if err != nil {
+		return nil, err
+	}
+	c.recs = c.recs[:0]
+	total := 0
+	tombstones := false
+	err = walkCleanRecords(recs, h.RecordCount, func(r *cleanRecord) {
+		total++
+		off := h.BaseOffset + int64(r.offDelta)
+		keep := off >= c.mapEnd
+		if !keep && r.key != nil {
+			latest := c.m.get(r.key)
+			keep = latest < 0 || off >= latest
+			if keep && r.valueNull {
+				if hasHorizon && c.nowMs >= h.BaseTimestamp {
+					keep = false
+				} else {
+					tombstones = true
+				}
+			}
+		}
+		if keep {
+			c.recs = append(c.recs, *r)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.RecordsRead += int64(total)
+	st.RecordsKept += int64(len(c.recs))
+	if len(c.recs) > 0 && h.Attributes&attrTransactional != 0 {
+		c.txnRetained[pid] = true
+	}
+	setHorizon := tombstones && !hasHorizon
+	switch {
+	case len(c.recs) == total && !setHorizon:
+		return b, nil
+	case len(c.recs) == 0:
+		if producerLast {
+			return c.emptyBatch(b, h), nil
+		}
+		return nil, nil
+	}
+	return c.rewrite(b, h, recs, c.recs, setHorizon)
+}
+
+// emptyBatch is b's header alone, with no records (Kafka's RETAIN_EMPTY:
+// the batch keeps the producer's last sequence and epoch in the log).
+func (c *cleaning) emptyBatch(b []byte, h *batchHeader) []byte {
+	c.out = append(c.out[:0], b[:batchHeaderSize]...)
+	finishBatch(c.out, 0, h.Attributes, h.BaseTimestamp, h.MaxTimestamp)
+	return c.out
+}
+
+// rewrite writes b again with the records kept (all of recs when kept is
+// nil, a control batch), setting the delete horizon if asked.
+func (c *cleaning) rewrite(b []byte, h *batchHeader, recs []byte, kept []cleanRecord, setHorizon bool) ([]byte, error) {
+	oldBase := h.BaseTimestamp
+	newBase := oldBase
+	attrs := h.Attributes
+	if setHorizon {
+		newBase = c.nowMs + c.plan.cfg.DeleteRetentionMs
+		attrs |= attrDeleteHorizon
+	}
+	if kept == nil {
+		err := walkCleanRecords(recs, h.RecordCount, func(r *cleanRecord) { c.recs = append(c.recs[:0:0], *r) })
+		if err != nil {
+			return nil, err
+		}
+		kept = c.recs
+	}
+	logAppend := h.Attributes&attrTimestampType != 0
+	maxTs := int64(-1)
+	if logAppend {
+		maxTs = h.MaxTimestamp
+	}
+	c.recBuf = c.recBuf[:0]
+	for i := range kept {
+		r := &kept[i]
+		ts := oldBase + r.tsDelta
+		if !logAppend {
+			maxTs = max(maxTs, ts)
+		}
+		if newBase == oldBase {
+			c.recBuf = append(c.recBuf, r.raw...)
+		} else {
+			c.recBuf = appendCleanRecord(c.recBuf, r, ts-newBase)
+		}
+	}
+	if len(kept) == 0 {
+		maxTs = h.MaxTimestamp
+	}
+	c.out = append(c.out[:0], b[:batchHeaderSize]...)
+	var err error
+	c.out, err = compressRecords(c.out, h.Compression(), c.recBuf)
+	if err != nil {
+		return nil, err
+	}
+	finishBatch(c.out, int32(len(kept)), attrs, newBase, maxTs)
+	return c.out, nil
+}
+
+// throttler bounds the cleaner's I/O rate (log.cleaner.io.max.bytes.per.second).
+type throttler struct {
+	rate  float64
+	start time.Time
+	bytes int64
+}
+
+func newThrottler(rate float64) *throttler { return &throttler{rate: rate, start: time.Now()} }
+
+// wait sleeps as long as the bytes done so far are ahead of the rate. A
+// nil throttler never waits.
+func (t *throttler) wait(n int64) {
+	if t == nil {
+		return
+	}
+	t.bytes += n
+	want := time.Duration(float64(t.bytes) / t.rate * float64(time.Second))
+	if ahead := want - time.Since(t.start); ahead > 10*time.Millisecond {
+		time.Sleep(ahead)
+	}
+	if time.Since(t.start) > time.Second {
+		// a fresh window, so an idle spell does not buy a burst
+		t.start, t.bytes = time.Now(), 0
+	}
+}
+
+// cleaner runs the manager's cleaner threads.
+type cleaner struct {
+	m    *Manager
+	opts CleanerOptions
+	mu   sync.Mutex
+	busy map[*Log]bool // logs a thread is cleaning
+	runs atomic.Int64
+}
+
+// run is one cleaner thread: it cleans the dirtiest eligible log, or waits
+// log.cleaner.backoff.ms when there is none.
+func (c *cleaner) run(ctx context.Context, thread int) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if !c.cleanSome(ctx, thread) {
+			timer.Reset(c.opts.Backoff)
+		} else {
+			timer.Reset(0)
+		}
+	}
+}
+
+// cleanSome offers every compacted partition to one pass; it reports
+// whether any log was cleaned.
+func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
+	cleaned := false
+	for _, p := range c.m.handles() {
+		if ctx.Err() != nil {
+			return cleaned
+		}
+		p.mu.Lock()
+		compact := p.cfg.CleanupCompact || (p.log != nil && p.log.Config().CleanupCompact)
+		p.mu.Unlock()
+		if !compact {
+			continue
+		}
+		p.visit(func(l *Log) {
+			c.mu.Lock()
+			if c.busy[l] {
+				c.mu.Unlock()
+				return
+			}
+			c.busy[l] = true
+			c.mu.Unlock()
+			defer func() {
+				c.mu.Lock()
+				delete(c.busy, l)
+				c.mu.Unlock()
+			}()
+			env := c.env()
+			st, err := l.clean(env)
+			if err != nil && !errors.Is(err, ErrClosed) {
+				c.m.logger.Error("log cleaning failed", "topic", l.topic, "partition", l.partition, "err", err)
+			}
+			if st.Cleaned {
+				cleaned = true
+				c.runs.Add(1)
+			}
+		})
+	}
+	_ = thread
+	return cleaned
+}
+
+func (c *cleaner) env() *cleanEnv {
+	env := &cleanEnv{
+		now:        c.m.now(),
+		mapBytes:   c.opts.DedupeBufferSize / int64(c.opts.Threads),
+		loadFactor: c.opts.IOBufferLoadFactor,
+		ioBuf:      c.opts.IOBufferSize,
+	}
+	if c.opts.IOMaxBytesPerSecond > 0 {
+		env.throttle = newThrottler(c.opts.IOMaxBytesPerSecond / float64(c.opts.Threads))
+	}
+	return env
+}
+
+// CleanNow runs one cleaning pass over every compacted partition at once
+// (with the manager's clock and the broker's log.cleaner.* settings) and
+// returns how many logs were cleaned. It is for tests and tools: the
+// background threads do the same every log.cleaner.backoff.ms.
+func (m *Manager) CleanNow() int {
+	c := m.cleaner
+	before := c.runs.Load()
+	c.cleanSome(context.Background(), -1)
+	return int(c.runs.Load() - before)
+}
+
