@@ -88,9 +88,6 @@ func handleCreateTopics(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			continue
 		}
 		rt.TopicID = created.ID
-		if w := r.compactionWarning(resourceTopic, t.Topic, configs, req.ValidateOnly); w != "" {
-			rt.ErrorMessage = &w
-		}
 		rt.NumPartitions = int32(len(created.Partitions))
 		rt.ReplicationFactor = rf
 		if rf == -1 {

@@ -25,7 +25,7 @@ func handleAlterConfigs(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		code, msg := r.alterConfigs(rr, req.ValidateOnly)
 		rs.ErrorCode = code
 		if msg != "" {
-			// A success may carry a warning (compactionWarning).
+			// (kept for a success that carries a message)
 			rs.ErrorMessage = &msg
 		}
 		resp.Resources = append(resp.Resources, rs)
@@ -63,10 +63,10 @@ func (r *request) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly
 		}
 	}
 	if validateOnly {
-		return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
+		return 0, ""
 	}
 	if err := r.applyConfigChange(t, rr.ResourceType, set, del); err != nil {
 		return metaErrorCode(err)
 	}
-	return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
+	return 0, ""
 }

@@ -28,7 +28,7 @@ func handleIncrementalAlterConfigs(r *request, kreq kmsg.Request) (kmsg.Response
 		code, msg := r.incrementalAlter(rr, req.ValidateOnly)
 		rs.ErrorCode = code
 		if msg != "" {
-			// A success may carry a warning (compactionWarning).
+			// (kept for a success that carries a message)
 			rs.ErrorMessage = &msg
 		}
 		resp.Resources = append(resp.Resources, rs)
@@ -88,10 +88,10 @@ func (r *request) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResourc
 		}
 	}
 	if validateOnly {
-		return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
+		return 0, ""
 	}
 	if err := r.applyConfigChange(t, rr.ResourceType, set, del); err != nil {
 		return metaErrorCode(err)
 	}
-	return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
+	return 0, ""
 }

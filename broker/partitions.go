@@ -234,5 +234,26 @@ func (s *Server) logConfig(overrides map[string]string) (log.Config, error) {
 	if get("message.timestamp.type") == "LogAppendTime" {
 		c.TimestampType = log.LogAppendTime
 	}
+	for _, p := range splitList(get("cleanup.policy")) {
+		switch p {
+		case "compact":
+			c.CleanupCompact = true
+		case "delete":
+			c.CleanupDelete = true
+		}
+	}
+	if c.CleanupCompact {
+		c.DeleteRetentionMs = num("delete.retention.ms")
+		if c.DeleteRetentionMs == 0 {
+			c.DeleteRetentionMs = -1 // 0 is "remove at once"; the zero Config means Kafka's default
+		}
+		c.MinCompactionLagMs = num("min.compaction.lag.ms")
+		c.MaxCompactionLagMs = num("max.compaction.lag.ms")
+		ratio, err := strconv.ParseFloat(strings.TrimSpace(get("min.cleanable.dirty.ratio")), 64)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("config min.cleanable.dirty.ratio: %w", err)
+		}
+		c.MinCleanableDirtyRatio = ratio
+	}
 	return c, firstErr
 }

@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/config"
 	"sharq/raftmeta"
@@ -260,23 +259,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// compactionWarning is the message a topic config change that asks for
-// cleanup.policy=compact succeeds with (and logs), until sharq compacts:
-// the policy is stored and reported, but no record is ever removed for a
-// newer one with the same key.
-func (r *request) compactionWarning(resourceType kmsg.ConfigResourceType, topic string, set map[string]string, validateOnly bool) string {
-	if resourceType != resourceTopic || isInternalTopic(topic) {
-		return ""
-	}
-	policy, ok := set["cleanup.policy"]
-	if !ok || !strings.Contains(policy, "compact") {
-		return ""
-	}
-	msg := "sharq does not compact logs yet: cleanup.policy=" + policy + " is stored, but records are never removed for a newer record with the same key"
-	if !validateOnly {
-		r.s.logger.Warn("topic asks for log compaction, which sharq does not do yet: records are kept", "topic", topic, "cleanup.policy", policy)
-	}
-	return msg
 }

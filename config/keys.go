@@ -280,15 +280,24 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.LogMessageTimestampAfterMaxMs }).check(atLeast(0)).dyn(),
 		newKey("log.local.retention.ms", TypeLong, "-2", "Local retention time with tiered storage; -2: use log.retention.ms.").ignored().check(atLeast(-2)).dyn(),
 		newKey("log.local.retention.bytes", TypeLong, "-2", "Local retention size with tiered storage; -2: use log.retention.bytes.").ignored().check(atLeast(-2)).dyn(),
-		newKey("log.cleaner.enable", TypeBoolean, "true", "Enable the log cleaner (compaction).").ignored(),
-		newKey("log.cleaner.threads", TypeInt, "1", "Background threads for log cleaning.").ignored().dyn().check(atLeast(0)),
-		newKey("log.cleaner.backoff.ms", TypeLong, "15000", "Sleep when there are no logs to clean.").ignored().dyn().check(atLeast(0)),
-		newKey("log.cleaner.dedupe.buffer.size", TypeLong, "134217728", "Memory for log deduplication across all cleaner threads.").ignored().dyn(),
-		newKey("log.cleaner.io.max.bytes.per.second", TypeDouble, "1.7976931348623157E308", "Cleaner I/O throttle.").ignored().dyn(),
-		newKey("log.cleaner.delete.retention.ms", TypeLong, "86400000", "How long delete tombstones are retained for compacted topics.").ignored().dyn().check(atLeast(0)),
-		newKey("log.cleaner.min.compaction.lag.ms", TypeLong, "0", "The minimum time a message remains uncompacted.").ignored().dyn().check(atLeast(0)),
-		newKey("log.cleaner.max.compaction.lag.ms", TypeLong, maxLong, "The maximum time a message remains ineligible for compaction.").ignored().dyn().check(atLeast(1)),
-		newKey("log.cleaner.min.cleanable.ratio", TypeDouble, "0.5", "The minimum ratio of dirty log to total log for a log to be eligible for cleaning.").ignored().dyn().check(between(0, 1)),
+		newKey("log.cleaner.enable", TypeBoolean, "true", "Enable the log cleaner (compaction of cleanup.policy=compact topics).").
+			bind(func(c *Config) any { return &c.LogCleanerEnable }),
+		newKey("log.cleaner.threads", TypeInt, "1", "Background threads for log cleaning.").
+			bind(func(c *Config) any { return &c.LogCleanerThreads }).check(atLeast(0)),
+		newKey("log.cleaner.backoff.ms", TypeLong, "15000", "Sleep when there are no logs to clean.").
+			bind(func(c *Config) any { return &c.LogCleanerBackoffMs }).check(atLeast(0)),
+		newKey("log.cleaner.dedupe.buffer.size", TypeLong, "134217728", "Memory for log deduplication across all cleaner threads (the bound of the cleaner's offset maps).").
+			bind(func(c *Config) any { return &c.LogCleanerDedupeBufferSize }),
+		newKey("log.cleaner.io.buffer.size", TypeInt, "524288", "The read and write buffer of each cleaner thread.").
+			bind(func(c *Config) any { return &c.LogCleanerIOBufferSize }).check(atLeast(0)),
+		newKey("log.cleaner.io.buffer.load.factor", TypeDouble, "0.9", "How full the cleaner's offset map may get.").
+			bind(func(c *Config) any { return &c.LogCleanerIOBufferLoadFactor }),
+		newKey("log.cleaner.io.max.bytes.per.second", TypeDouble, "1.7976931348623157E308", "Cleaner I/O throttle: read and written bytes per second of all threads.").
+			bind(func(c *Config) any { return &c.LogCleanerIOMaxBytesPerSecond }),
+		newKey("log.cleaner.delete.retention.ms", TypeLong, "86400000", "How long delete tombstones are retained for compacted topics.").dyn().check(atLeast(0)),
+		newKey("log.cleaner.min.compaction.lag.ms", TypeLong, "0", "The minimum time a message remains uncompacted.").dyn().check(atLeast(0)),
+		newKey("log.cleaner.max.compaction.lag.ms", TypeLong, maxLong, "The maximum time a message remains ineligible for compaction.").dyn().check(atLeast(1)),
+		newKey("log.cleaner.min.cleanable.ratio", TypeDouble, "0.5", "The minimum ratio of dirty log to total log for a log to be eligible for cleaning.").dyn().check(between(0, 1)),
 		newKey("message.max.bytes", TypeInt, "1048588", "The largest record batch size allowed (after compression).").
 			bind(func(c *Config) any { return &c.MessageMaxBytes }).check(atLeast(0)).dyn(),
 		newKey("compression.type", TypeString, "producer", "The final compression type for topics. sharq keeps batches exactly as produced, so only producer (the default) is honoured; other values are accepted with a warning.").

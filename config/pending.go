@@ -41,13 +41,4 @@ func init() {
 		}
 		k.impl = false
 	}
-	// Only the delete policy is implemented; compaction is still to come.
-	brokerIndex["log.cleanup.policy"].honours = func(v any) bool {
-		for _, p := range v.([]string) {
-			if p == "compact" {
-				return false
-			}
-		}
-		return true
-	}
 }

@@ -829,4 +829,3 @@ func (m *Manager) CleanNow() int {
 	c.cleanSome(context.Background(), -1)
 	return int(c.runs.Load() - before)
 }
-
