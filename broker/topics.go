@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-
 	"sharq/config"
 	"sharq/raftmeta"
 )

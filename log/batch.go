@@ -74,6 +74,7 @@ type validateLimits struct {
 	nowMs           int64
 	allowControl    bool
 	requireSequence bool
+	requireKeys     bool // cleanup.policy=compact: every record needs a key
 }
 
 // validateBatch checks one v2 batch exactly as a producer sent it. It also
@@ -123,6 +124,11 @@ func validateBatch(b []byte, lim *validateLimits) (batchHeader, int64, error) {
 	maxTs, err := walkRecords(b, &h, lim)
 	if err != nil {
 		return h, 0, err
+	}
+	if lim.requireKeys && h.Attributes&attrControl == 0 {
+		if err := checkKeys(b, &h); err != nil {
+			return h, 0, err
+		}
 	}
 	if err := checkTimestamp(h.MaxTimestamp, lim); err != nil {
 		return h, 0, err

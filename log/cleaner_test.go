@@ -264,3 +264,21 @@ func hasRecord(recs []readRecord, offset int64, key string, tombstone bool) bool
 	}
 	return false
 }
+
+// TestCompactedTopicRefusesKeylessRecords: Kafka's LogValidator answers a
+// record without a key on a compacted topic with INVALID_RECORD and this
+// message; other topics take it.
+func TestCompactedTopicRefusesKeylessRecords(t *testing.T) {
+	f := newFixture(t, NewMemFS())
+	l := f.log(compactConfig())
+	for _, codec := range []int16{0, codecGzip, codecZstd} {
+		b := keyedBatch([]kv{{[]byte("k"), []byte("v")}, {nil, []byte("v")}}, 1000, codec, -1, -1, -1, false)
+		_, err := l.Append(b, 0)
+		if ErrorCode(err) != 87 || err.Error() != "Compacted topic cannot accept message without key in topic partition t-0" {
+			t.Fatalf("codec %d: %v (code %d)", codec, err, ErrorCode(err))
+		}
+	}
+	mustAppend(t, l, keyedBatch([]kv{{[]byte("k"), nil}}, 1000, codecLZ4, -1, -1, -1, false))
+	l.SetConfig(Config{})
+	mustAppend(t, l, keyedBatch([]kv{{nil, []byte("v")}}, 1000, 0, -1, -1, -1, false))
+}

@@ -10,7 +10,10 @@ package log
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"hash/crc32"
 	"sync"
 
@@ -104,6 +107,56 @@ func finishBatch(b []byte, count int32, attrs int16, baseTs, maxTs int64) {
 	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(maxTs))
 	binary.BigEndian.PutUint32(b[offRecordCount:], uint32(count))
 	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+}
+
+// errMissingKey is a record without a key in a compacted topic; Append
+// turns it into Kafka's INVALID_RECORD text (keyError).
+var errMissingKey = errors.New("record without a key")
+
+// keyError is Kafka's LogValidator error for a keyless record in a
+// compacted topic: INVALID_RECORD with exactly Kafka's message.
+type keyError struct{ msg string }
+
+func (e *keyError) Error() string { return e.msg }
+func (e *keyError) Unwrap() error { return ErrInvalidRecord }
+
+func missingKeyError(topic string, partition int32) error {
+	return &keyError{msg: "Compacted topic cannot accept message without key in topic partition " + topic + "-" + strconv.Itoa(int(partition))}
+}
+
+// keyScratch pools the buffers compressed batches are checked in.
+var keyScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// checkKeys returns errMissingKey if a record of the (already validated)
+// batch has a null key.
+func checkKeys(b []byte, h *batchHeader) error {
+	p := b[batchHeaderSize:]
+	if c := h.Compression(); c != codecNone {
+		buf := keyScratch.Get().(*[]byte)
+		defer func() {
+			if cap(*buf) <= keepScratch {
+				keyScratch.Put(buf)
+			}
+		}()
+		var err error
+		if *buf, err = Decompress((*buf)[:0], c, p, math.MaxInt32); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorruptMessage, err)
+		}
+		p = *buf
+	}
+	missing := false
+	err := walkCleanRecords(p, h.RecordCount, func(r *cleanRecord) {
+		if r.key == nil {
+			missing = true
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if missing {
+		return errMissingKey
+	}
+	return nil
 }
 
 // compressors are pooled per codec: building a zstd or gzip writer costs

@@ -254,10 +254,14 @@ func (l *Log) appendBatch(batch []byte, leaderEpoch int32, marker bool) (AppendR
 		nowMs:           nowMs,
 		requireSequence: !marker,
 		allowControl:    marker,
+		requireKeys:     cfg.CleanupCompact,
 	}
 	h, maxRecTs, err := validateBatch(batch, &lim)
 	if err != nil {
 		l.appendMu.Unlock()
+		if err == errMissingKey {
+			err = missingKeyError(l.topic, l.partition)
+		}
 		return res, err
 	}
 	if marker {
