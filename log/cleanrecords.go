@@ -12,9 +12,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"strconv"
-	"hash/crc32"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
