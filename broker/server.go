@@ -445,3 +445,8 @@ func parseVoters(s string) ([]raftmeta.Voter, error) {
 	}
 	return out, nil
 }
+
+// CleanLogs runs one log cleaner pass over every compacted partition now
+// and returns how many were cleaned (tests; the cleaner threads do the
+// same every log.cleaner.backoff.ms).
+func (s *Server) CleanLogs() int { return s.logs.CleanNow() }

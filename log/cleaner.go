@@ -780,16 +780,21 @@ func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
 		}
 		p.visit(func(l *Log) {
 			c.mu.Lock()
-			if c.busy[l] {
+			if c.busy[l] && thread >= 0 {
+				// (CleanNow, thread -1, waits for the pass instead)
 				c.mu.Unlock()
 				return
 			}
-			c.busy[l] = true
+			if thread >= 0 {
+				c.busy[l] = true
+			}
 			c.mu.Unlock()
 			defer func() {
-				c.mu.Lock()
-				delete(c.busy, l)
-				c.mu.Unlock()
+				if thread >= 0 {
+					c.mu.Lock()
+					delete(c.busy, l)
+					c.mu.Unlock()
+				}
 			}()
 			env := c.env()
 			st, err := l.clean(env)
@@ -802,7 +807,6 @@ func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
 			}
 		})
 	}
-	_ = thread
 	return cleaned
 }
 

@@ -1,0 +1,123 @@
+package broker_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sharq/broker/brokertest"
+)
+
+// TestCompactionFranzGo: franz-go produces to a compacted topic, the
+// cleaner runs (Server.CleanLogs, not a timer), and franz-go consumers,
+// with and without a group, read the compacted log: the latest value of
+// every key at its original offset, the tombstone until its delete horizon
+// passed, then not even that; a record without a key is refused.
+func TestCompactionFranzGo(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	const topic = "changelog"
+	mustCreateTopic(t, adm, topic, 1, map[string]*string{
+		"cleanup.policy":            new("compact"),
+		"segment.ms":                new("1"),
+		"min.cleanable.dirty.ratio": new("0.01"),
+		"delete.retention.ms":       new("0"),
+	})
+	cl := newClient(t, b, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// Timestamps an hour old make every batch roll the segment
+	// (segment.ms=1), so all but the last batch are in sealed segments.
+	base := time.Now().Add(-time.Hour)
+	latest := map[string]int64{}
+	values := map[int64]string{}
+	for i := range 60 {
+		key := fmt.Sprintf("k%d", i%6)
+		val := fmt.Sprintf("v%d", i)
+		r := &kgo.Record{Key: []byte(key), Value: []byte(val), Timestamp: base.Add(time.Duration(i) * time.Millisecond)}
+		produceSync(t, cl, r)
+		latest[key], values[r.Offset] = r.Offset, val
+	}
+	tomb := &kgo.Record{Key: []byte("k0"), Timestamp: base.Add(time.Second)}
+	produceSync(t, cl, tomb)
+	latest["k0"] = tomb.Offset
+	last := &kgo.Record{Key: []byte("end"), Value: []byte("end"), Timestamp: base.Add(2 * time.Second)}
+	produceSync(t, cl, last)
+	latest["end"], values[last.Offset] = last.Offset, "end"
+
+	err := cl.ProduceSync(testCtx(t), &kgo.Record{Value: []byte("no key")}).FirstErr()
+	if !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("keyless record on a compacted topic: %v, want INVALID_RECORD", err)
+	}
+
+	if n := b.Server.CleanLogs(); n != 1 {
+		t.Fatalf("cleaned %d logs, want 1", n)
+	}
+	want := slices.Sorted(func(yield func(int64) bool) {
+		for _, o := range latest {
+			if !yield(o) {
+				return
+			}
+		}
+	})
+	check := func(recs []*kgo.Record, want []int64) {
+		t.Helper()
+		var got []int64
+		for _, r := range recs {
+			got = append(got, r.Offset)
+			if r.Offset == tomb.Offset {
+				if r.Value != nil {
+					t.Errorf("tombstone at %d has a value %q", r.Offset, r.Value)
+				}
+				continue
+			}
+			if string(r.Value) != values[r.Offset] || latest[string(r.Key)] != r.Offset {
+				t.Errorf("offset %d: %s=%s, not the latest value", r.Offset, r.Key, r.Value)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("consumed offsets %v, want %v", got, want)
+		}
+	}
+	check(consumeN(t, b, topic, 1, len(want)), want)
+
+	// A group reads the same and commits past the holes.
+	gcl := newClient(t, b, kgo.ConsumeTopics(topic), kgo.ConsumerGroup("compacted-readers"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	var recs []*kgo.Record
+	ctx := testCtx(t)
+	for len(recs) < len(want) {
+		fs := gcl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("group consumed %d of %d", len(recs), len(want))
+		}
+		recs = append(recs, fs.Records()...)
+	}
+	check(recs, want)
+	if err := gcl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	offs, err := adm.FetchOffsets(ctx, "compacted-readers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := offs.Lookup(topic, 0); o.At != last.Offset+1 {
+		t.Fatalf("committed %d, want %d", o.At, last.Offset+1)
+	}
+
+	// delete.retention.ms=0: the next pass is past the tombstone's horizon.
+	if n := b.Server.CleanLogs(); n != 1 {
+		t.Fatalf("second pass cleaned %d logs, want 1", n)
+	}
+	want = slices.DeleteFunc(want, func(o int64) bool { return o == tomb.Offset })
+	check(consumeN(t, b, topic, 1, len(want)), want)
+
+	// The compacted log survives a restart as it is.
+	b.Restart()
+	check(consumeN(t, b, topic, 1, len(want)), want)
+}
+
