@@ -120,4 +120,3 @@ func TestCompactionFranzGo(t *testing.T) {
 	b.Restart()
 	check(consumeN(t, b, topic, 1, len(want)), want)
 }
-
