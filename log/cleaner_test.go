@@ -282,3 +282,107 @@ func TestCompactedTopicRefusesKeylessRecords(t *testing.T) {
 	l.SetConfig(Config{})
 	mustAppend(t, l, keyedBatch([]kv{{nil, []byte("v")}}, 1000, 0, -1, -1, -1, false))
 }
+
+// TestCleanerTransactions: aborted records go, a COMMIT marker stays while
+// a record of its transaction does, markers stay until their delete
+// horizon, nothing at or after the first unstable offset is touched, and
+// a producer's last batch stays (empty) so its state survives.
+func TestCleanerTransactions(t *testing.T) {
+	f := newFixture(t, NewMemFS())
+	cfg := compactConfig()
+	cfg.SegmentBytes = 60 // every append rolls
+	l := f.log(cfg)
+	old := f.now.Add(-time.Hour).UnixMilli()
+	kvs := func(pairs ...string) []kv {
+		var out []kv
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, kv{[]byte(pairs[i]), []byte(pairs[i+1])})
+		}
+		return out
+	}
+	mustAppend(t, l, keyedBatch(kvs("k1", "a1", "k2", "a2"), old, 0, 10, 0, 0, true)) // 0-1
+	mustAppend(t, l, keyedBatch(kvs("k1", "b1", "k3", "b3"), old, 0, 11, 0, 0, true)) // 2-3
+	if _, err := l.AppendMarker(10, 0, true, 0, 0); err != nil {                       // 4 COMMIT
+		t.Fatal(err)
+	}
+	if _, err := l.AppendMarker(11, 0, false, 0, 0); err != nil { // 5 ABORT
+		t.Fatal(err)
+	}
+	mustAppend(t, l, keyedBatch(kvs("k1", "c1"), old, 0, -1, -1, -1, false))          // 6
+	mustAppend(t, l, keyedBatch(kvs("k4", "d4", "k1", "d1"), old, 0, 12, 0, 0, true)) // 7-8 open
+	mustAppend(t, l, keyedBatch(kvs("k2", "e2"), old, 0, -1, -1, -1, false))          // 9
+	mustAppend(t, l, keyedBatch(kvs("end", "x"), old, 0, -1, -1, -1, false))          // 10
+	if lso := l.LastStableOffset(); lso != 7 {
+		t.Fatalf("LSO %d, want 7", lso)
+	}
+	st, err := l.Clean(f.now, CleanerOptions{}, true)
+	if err != nil || !st.Cleaned || st.End != 7 {
+		t.Fatalf("first pass: %+v %v", st, err)
+	}
+	offsets := func() []int64 {
+		var out []int64
+		for _, r := range decodeAll(t, l) {
+			out = append(out, r.offset)
+		}
+		return out
+	}
+	// k1=a1 (0) is obsolete (6); k2=a2 (1) is the latest below the LSO;
+	// the aborted 2-3 go; both markers stay (horizon set); 7 on untouched.
+	if got, want := offsets(), []int64{1, 4, 5, 6, 7, 8, 9, 10}; !slices.Equal(got, want) {
+		t.Fatalf("after the first pass: %v, want %v", got, want)
+	}
+	for _, b := range readAll(t, l, 0) {
+		h := parseHeader(b)
+		if h.Attributes&attrControl != 0 && (h.Attributes&attrDeleteHorizon == 0 || h.BaseTimestamp != f.now.UnixMilli()+1000) {
+			t.Fatalf("marker at %d: attributes %#x, base timestamp %d: no delete horizon", h.BaseOffset, h.Attributes, h.BaseTimestamp)
+		}
+	}
+	if ab := l.AbortedTransactions(0, 11, nil); len(ab) != 1 || ab[0].ProducerID != 11 || ab[0].FirstOffset != 2 {
+		t.Fatalf("aborted transactions %+v", ab)
+	}
+	// Close the open transaction; past the horizon the next pass removes
+	// the abort marker and (k2=a2 now obsolete) the commit marker; the
+	// producers' last data batches stay, empty.
+	if _, err := l.AppendMarker(12, 0, true, 0, 0); err != nil { // 11
+		t.Fatal(err)
+	}
+	mustAppend(t, l, keyedBatch(kvs("end", "y"), old, 0, -1, -1, -1, false)) // 12
+	f.now = f.now.Add(2 * time.Second)
+	if st, err = l.Clean(f.now, CleanerOptions{}, true); err != nil || !st.Cleaned {
+		t.Fatalf("second pass: %+v %v", st, err)
+	}
+	recs := decodeAll(t, l)
+	var got []int64
+	for _, r := range recs {
+		got = append(got, r.offset)
+	}
+	// (k1=c1 at 6 is obsolete now: the committed k1=d1 at 8 is newer; 10
+	// stays, the newer "end" at 12 is in the active segment)
+	if want := []int64{7, 8, 9, 10, 11, 12}; !slices.Equal(got, want) {
+		t.Fatalf("after the second pass: %v, want %v", got, want)
+	}
+	var bases []int64
+	for _, b := range readAll(t, l, 0) {
+		h := parseHeader(b)
+		bases = append(bases, h.BaseOffset)
+		if h.RecordCount == 0 && h.ProducerID != 10 && h.ProducerID != 11 {
+			t.Fatalf("empty batch at %d of producer %d", h.BaseOffset, h.ProducerID)
+		}
+	}
+	if want := []int64{0, 2, 7, 9, 10, 11, 12}; !slices.Equal(bases, want) {
+		t.Fatalf("batches at %v, want %v (empty last batches of producers 10 and 11 kept)", bases, want)
+	}
+	// read_committed still sees what it should
+	for off := int64(0); off < 13; {
+		b, err := l.ReadCommitted(off, 1<<20, nil)
+		if err != nil || NextOffsetAfter(b) <= off {
+			t.Fatalf("read_committed from %d: next %d, %v", off, NextOffsetAfter(b), err)
+		}
+		off = NextOffsetAfter(b)
+	}
+	f.reopen()
+	l = f.log(cfg)
+	if got2 := decodeAll(t, l); !sameRecords(got2, recs) {
+		t.Fatal("reopen changed the records")
+	}
+}
