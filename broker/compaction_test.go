@@ -109,6 +109,22 @@ func TestCompactionFranzGo(t *testing.T) {
 		t.Fatalf("committed %d, want %d", o.At, last.Offset+1)
 	}
 
+	// A share group acquires over the holes: it gets exactly the records
+	// left, never the removed offsets, and does not stall on them.
+	const group = "compacted-share"
+	setGroupConfig(t, b, group, "share.auto.offset.reset", "earliest")
+	scl := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond))
+	var shared []*kgo.Record
+	shareConsume(t, ctx, scl, func(r *kgo.Record) bool {
+		scl.MarkAcks(kgo.AckAccept, r)
+		shared = append(shared, r)
+		return len(shared) == len(want)
+	})
+	check(shared, want)
+	if err := scl.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+
 	// delete.retention.ms=0: the next pass is past the tombstone's horizon.
 	if n := b.Server.CleanLogs(); n != 1 {
 		t.Fatalf("second pass cleaned %d logs, want 1", n)
