@@ -15,7 +15,8 @@ type offsetMap struct {
 	seed1, seed2 maphash.Seed
 	slots        []mapSlot
 	entries      int
-	maxEntries   int // capacity * load factor
+	maxSlots     int // the dedupe buffer's share / mapSlotBytes
+	maxEntries   int // maxSlots * load factor
 	latest       int64
 }
 
@@ -28,21 +29,36 @@ type mapSlot struct {
 // mapSlotBytes is what one slot costs (the dedupe buffer divides by it).
 const mapSlotBytes = 24
 
-// newOffsetMap returns a map with room for at least want entries at the
-// load factor, but never more slots than bufBytes holds.
+// newOffsetMap returns a map for at most want entries (the records of the
+// dirty section), never with more slots than bufBytes holds. It starts
+// small and doubles while it is half full: keys repeat (that is why the
+// log is compacted), and a table sized to the distinct keys stays in the
+// CPU caches, where one sized to the records would miss on every probe.
 func newOffsetMap(bufBytes int64, loadFactor float64, want int64) *offsetMap {
 	if loadFactor <= 0 || loadFactor > 1 {
 		loadFactor = 0.9
 	}
-	maxSlots := max(bufBytes/mapSlotBytes, 16)
-	n := int64(float64(want)/loadFactor) + 1
-	n = min(max(n, 16), maxSlots)
+	maxSlots := int(max(bufBytes/mapSlotBytes, 16))
+	limit := min(int(float64(want)/loadFactor)+1, maxSlots)
+	n := min(max(limit, 16), 1<<12, maxSlots)
 	return &offsetMap{
 		seed1:      maphash.MakeSeed(),
 		seed2:      maphash.MakeSeed(),
 		slots:      make([]mapSlot, n),
-		maxEntries: max(int(float64(n)*loadFactor), 1),
+		maxSlots:   max(limit, n),
+		maxEntries: max(int(float64(maxSlots)*loadFactor), 1),
 		latest:     -1,
+	}
+}
+
+// grow doubles the table (up to maxSlots) and re-inserts the entries.
+func (m *offsetMap) grow() {
+	old := m.slots
+	m.slots = make([]mapSlot, min(2*len(old), m.maxSlots))
+	for i := range old {
+		if s := &old[i]; s.off != 0 {
+			m.slots[m.slot(s.h1, s.h2)] = *s
+		}
 	}
 }
 
@@ -77,6 +93,13 @@ func (m *offsetMap) put(key []byte, offset int64) bool {
 	if s.off == 0 {
 		if m.full() {
 			return false
+		}
+		if 2*(m.entries+1) > len(m.slots) && len(m.slots) < m.maxSlots {
+			m.grow()
+			s = &m.slots[m.slot(h1, h2)]
+		}
+		if m.entries+1 >= len(m.slots) {
+			return false // (maxSlots from want: cannot happen)
 		}
 		s.h1, s.h2 = h1, h2
 		m.entries++

@@ -327,13 +327,23 @@ func (l *Log) readOffsetCheckpoint(name string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	v, err := decodeOffsetCheckpoint(data)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
+}
+
+// decodeOffsetCheckpoint parses a one-offset checkpoint: "0\n1\n<offset>\n"
+// (Kafka's checkpoint text format; also the cleaner's swap marker).
+func decodeOffsetCheckpoint(data []byte) (int64, error) {
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	if len(lines) != 3 || lines[0] != "0" || lines[1] != "1" {
-		return 0, fmt.Errorf("%s: unexpected content %q", name, data)
+		return 0, fmt.Errorf("unexpected content %q", data)
 	}
 	v, err := strconv.ParseInt(lines[2], 10, 64)
 	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%s: bad offset %q", name, lines[2])
+		return 0, fmt.Errorf("bad offset %q", lines[2])
 	}
 	return v, nil
 }
