@@ -335,6 +335,7 @@ func buildWorkloads(cfg config) []workload {
 			})
 		}
 	}
+	ws = append(ws, compactionWorkloads(cfg)...) // compaction.go
 	return ws
 }
 

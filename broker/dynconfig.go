@@ -2,6 +2,7 @@ package broker
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -31,6 +32,7 @@ func (s *Server) applyDynamicBrokerConfigs() error {
 		return err
 	}
 	s.effective.Store(eff)
+	s.logs.SetCleanerBackoff(time.Duration(eff.LogCleanerBackoffMs) * time.Millisecond)
 	return s.syncPartitions()
 }
 

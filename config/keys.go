@@ -285,7 +285,7 @@ func brokerKeyTable() []*keyDef {
 		newKey("log.cleaner.threads", TypeInt, "1", "Background threads for log cleaning.").
 			bind(func(c *Config) any { return &c.LogCleanerThreads }).check(atLeast(0)),
 		newKey("log.cleaner.backoff.ms", TypeLong, "15000", "Sleep when there are no logs to clean.").
-			bind(func(c *Config) any { return &c.LogCleanerBackoffMs }).check(atLeast(0)),
+			bind(func(c *Config) any { return &c.LogCleanerBackoffMs }).check(atLeast(0)).dyn(),
 		newKey("log.cleaner.dedupe.buffer.size", TypeLong, "134217728", "Memory for log deduplication across all cleaner threads (the bound of the cleaner's offset maps).").
 			bind(func(c *Config) any { return &c.LogCleanerDedupeBufferSize }),
 		newKey("log.cleaner.io.buffer.size", TypeInt, "524288", "The read and write buffer of each cleaner thread.").

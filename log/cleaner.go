@@ -738,8 +738,10 @@ func (t *throttler) wait(n int64) {
 
 // cleaner runs the manager's cleaner threads.
 type cleaner struct {
-	m    *Manager
-	opts CleanerOptions
+	m       *Manager
+	opts    CleanerOptions
+	backoff atomic.Int64 // log.cleaner.backoff.ms (dynamic), in ns
+	wake    chan struct{} // a token per thread: look now (the backoff changed)
 	mu   sync.Mutex
 	busy map[*Log]bool // logs a thread is cleaning
 	runs atomic.Int64
@@ -755,9 +757,11 @@ func (c *cleaner) run(ctx context.Context, thread int) {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		case <-c.wake:
+			timer.Stop()
 		}
 		if !c.cleanSome(ctx, thread) {
-			timer.Reset(c.opts.Backoff)
+			timer.Reset(time.Duration(c.backoff.Load()))
 		} else {
 			timer.Reset(0)
 		}
@@ -821,6 +825,23 @@ func (c *cleaner) env() *cleanEnv {
 		env.throttle = newThrottler(c.opts.IOMaxBytesPerSecond / float64(c.opts.Threads))
 	}
 	return env
+}
+
+// SetCleanerBackoff changes log.cleaner.backoff.ms (a dynamic broker
+// config); it applies from the threads' next wait.
+func (m *Manager) SetCleanerBackoff(d time.Duration) {
+	if d <= 0 {
+		d = 15 * time.Second
+	}
+	if m.cleaner.backoff.Swap(int64(d)) != int64(d) {
+		// a thread sleeping the old backoff would not see the new one
+		for range m.cleaner.opts.Threads {
+			select {
+			case m.cleaner.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // CleanNow runs one cleaning pass over every compacted partition at once

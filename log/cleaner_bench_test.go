@@ -20,7 +20,7 @@ func BenchmarkClean(b *testing.B) {
 			records := total / (size + 30)
 			keys := records / 10
 			value := make([]byte, size)
-			cfg := Config{SegmentBytes: 8 << 20, RetentionMs: -1, CleanupCompact: true, IndexIntervalBytes: 4096}
+			cfg := Config{SegmentBytes: benchSegmentBytes, RetentionMs: -1, CleanupCompact: true, IndexIntervalBytes: 4096}
 			var st CleanStats
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
@@ -81,3 +81,8 @@ func BenchmarkClean(b *testing.B) {
 // memBench runs BenchmarkClean on the in-memory file system (the cleaner's
 // CPU cost alone), with SHARQ_CLEAN_BENCH_MEM=1.
 var memBench = os.Getenv("SHARQ_CLEAN_BENCH_MEM") == "1"
+
+// benchSegmentBytes is segment.bytes of BenchmarkClean's log (1 MiB, the
+// smallest Kafka allows, as in the side-by-side bench; more segments means
+// more groups to swap).
+var benchSegmentBytes = int64(1 << 20)

@@ -93,6 +93,8 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 	}
 	m.mu.parts = map[topicPartition]*Partition{}
 	m.cleaner = &cleaner{m: m, opts: opts.Cleaner.withDefaults(), busy: map[*Log]bool{}}
+	m.cleaner.backoff.Store(int64(m.cleaner.opts.Backoff))
+	m.cleaner.wake = make(chan struct{}, m.cleaner.opts.Threads)
 	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: create %s: %w", ErrStorage, m.dir, err)
 	}
