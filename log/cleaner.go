@@ -740,11 +740,11 @@ func (t *throttler) wait(n int64) {
 type cleaner struct {
 	m       *Manager
 	opts    CleanerOptions
-	backoff atomic.Int64 // log.cleaner.backoff.ms (dynamic), in ns
+	backoff atomic.Int64  // log.cleaner.backoff.ms (dynamic), in ns
 	wake    chan struct{} // a token per thread: look now (the backoff changed)
-	mu   sync.Mutex
-	busy map[*Log]bool // logs a thread is cleaning
-	runs atomic.Int64
+	mu      sync.Mutex
+	busy    map[*Log]bool // logs a thread is cleaning
+	runs    atomic.Int64
 }
 
 // run is one cleaner thread: it cleans the dirtiest eligible log, or waits
