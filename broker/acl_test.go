@@ -311,6 +311,18 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 		}, func(r kmsg.Response) []int16 {
 			return []int16{r.(*kmsg.DescribeTopicPartitionsResponse).Topics[0].ErrorCode}
 		}, taf},
+		{"StreamsGroupHeartbeat", func() kmsg.Request {
+			r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+			r.Group, r.MemberID, r.MemberEpoch = "stg", "m1234567890", 1
+			return r
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode} }, gaf},
+		{"StreamsGroupDescribe", func() kmsg.Request {
+			r := kmsg.NewPtrStreamsGroupDescribeRequest()
+			r.Groups = []string{"stg"}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.StreamsGroupDescribeResponse).Groups[0].ErrorCode}
+		}, gaf},
 		{"ShareGroupHeartbeat", func() kmsg.Request {
 			r := kmsg.NewPtrShareGroupHeartbeatRequest()
 			r.GroupID, r.MemberID, r.SubscribedTopicNames = "sg", "m1234567890", []string{"t"}

@@ -204,7 +204,15 @@ func (s *Server) groupSettings(id string) group.Settings {
 		ConsumerMaxSize:           int(c.GroupConsumerMaxSize),
 		ConsumerAssignors:         c.GroupConsumerAssignors,
 		OffsetsRetention:          time.Duration(c.OffsetsRetentionMinutes) * time.Minute,
-		OffsetMetadataMaxBytes:    int(c.OffsetMetadataMaxBytes),
+		StreamsSessionTimeout:     ms(int64(c.GroupStreamsSessionTimeoutMs)),
+		StreamsHeartbeatInterval:  ms(int64(c.GroupStreamsHeartbeatIntervalMs)),
+		StreamsMaxSize:            int(c.GroupStreamsMaxSize),
+		StreamsNumStandbyReplicas: int(c.GroupStreamsNumStandbyReplicas),
+		// Kafka 4.4's defaults of group.streams.task.offset.interval.ms
+		// and group.streams.acceptable.recovery.lag (not configurable here).
+		StreamsTaskOffsetInterval:    time.Minute,
+		StreamsAcceptableRecoveryLag: 10000,
+		OffsetMetadataMaxBytes:       int(c.OffsetMetadataMaxBytes),
 	}
 	for k, v := range s.meta.Image().GroupConfigs[id] {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -216,6 +224,12 @@ func (s *Server) groupSettings(id string) group.Settings {
 			st.ConsumerSessionTimeout = ms(n)
 		case "consumer.heartbeat.interval.ms":
 			st.ConsumerHeartbeatInterval = ms(n)
+		case "streams.session.timeout.ms":
+			st.StreamsSessionTimeout = ms(n)
+		case "streams.heartbeat.interval.ms":
+			st.StreamsHeartbeatInterval = ms(n)
+		case "streams.num.standby.replicas":
+			st.StreamsNumStandbyReplicas = int(n)
 		}
 	}
 	return st

@@ -15,7 +15,7 @@ import (
 // TestUpdateFeatures drives UpdateFeatures v0-v2 as kafka-features.sh and
 // Kafka's admin client send it: --dry-run validates only, a disable and an
 // upgrade show in ApiVersions, refusals carry Kafka's message for every
-// feature (v0-1) or at the top (v2), and streams.version is not finalized.
+// feature (v0-1) or at the top (v2), and streams.version is finalized at 1.
 func TestUpdateFeatures(t *testing.T) {
 	t.Parallel()
 	b := brokertest.New(t)
@@ -33,8 +33,8 @@ func TestUpdateFeatures(t *testing.T) {
 		}
 		return out
 	}
-	if lvl, ok := finalized()["streams.version"]; ok {
-		t.Errorf("streams.version finalized at %d: sharq has no streams groups", lvl)
+	if lvl := finalized()["streams.version"]; lvl != 1 {
+		t.Errorf("streams.version finalized at %d, want 1 as Kafka 4.4", lvl)
 	}
 	// kgo sends the highest version both sides know; pin it per client.
 	clients := map[int16]*kgo.Client{}
@@ -72,10 +72,10 @@ func TestUpdateFeatures(t *testing.T) {
 		if r := update(v, "group.version", 1, 1, false); r.ErrorCode != 0 || finalized()["group.version"] != 1 {
 			t.Fatalf("v%d upgrade: %+v", v, r)
 		}
-		r := update(v, "streams.version", 1, 1, false)
-		const want = "The update failed for all features since the following feature had an error: Invalid update version 1 for feature streams.version. Local controller 1 only supports versions 0-0"
+		r := update(v, "streams.version", 2, 1, false)
+		const want = "The update failed for all features since the following feature had an error: Invalid update version 2 for feature streams.version. Local controller 1 only supports versions 0-1"
 		if r.ErrorCode != kerr.InvalidUpdateVersion.Code || r.ErrorMessage == nil || *r.ErrorMessage != want {
-			t.Errorf("v%d streams.version=1: %d %v", v, r.ErrorCode, r.ErrorMessage)
+			t.Errorf("v%d streams.version=2: %d %v", v, r.ErrorCode, r.ErrorMessage)
 		}
 		if (v < 2) != (len(r.Results) == 1) {
 			t.Errorf("v%d: %d results", v, len(r.Results))

@@ -63,14 +63,18 @@ var groupKeys = []*groupKey{
 		doc: "The interval between assignment updates for a share group."},
 	{name: "share.assignor.offload.enable", typ: TypeBoolean, broker: "group.share.assignor.offload.enable",
 		doc: "Whether to offload share group assignment to a background thread."},
-	// Streams groups are not implemented; their configs are described with
-	// Kafka's defaults so that tools list the same names.
-	{name: "streams.session.timeout.ms", typ: TypeInt, def: "45000", valid: between(45000, 60000),
+	{name: "streams.session.timeout.ms", typ: TypeInt, broker: "group.streams.session.timeout.ms", valid: atLeast(1),
+		minKey: "group.streams.min.session.timeout.ms", maxKey: "group.streams.max.session.timeout.ms",
 		doc: "The timeout to detect client failures when using the streams group protocol."},
-	{name: "streams.heartbeat.interval.ms", typ: TypeInt, def: "5000", valid: between(5000, 15000),
+	{name: "streams.heartbeat.interval.ms", typ: TypeInt, broker: "group.streams.heartbeat.interval.ms", valid: atLeast(1),
+		minKey: "group.streams.min.heartbeat.interval.ms", maxKey: "group.streams.max.heartbeat.interval.ms",
 		doc: "The heartbeat interval given to the members."},
-	{name: "streams.num.standby.replicas", typ: TypeInt, def: "0", valid: between(0, 2),
-		doc: "The number of standby replicas for each task."},
+	{name: "streams.num.standby.replicas", typ: TypeInt, broker: "group.streams.num.standby.replicas", valid: atLeast(0),
+		maxKey: "group.streams.max.standby.replicas",
+		doc:    "The number of standby replicas for each task."},
+	// The remaining streams keys are described with Kafka's defaults so
+	// that tools list the same names; sharq assigns at once and does not
+	// use them.
 	{name: "streams.initial.rebalance.delay.ms", typ: TypeInt, def: "3000", valid: atLeast(0),
 		doc: "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."},
 	{name: "streams.assignment.interval.ms", typ: TypeInt, def: "1000", valid: between(0, 15000),
@@ -144,7 +148,7 @@ func ValidateGroupConfig(c *Config, name, value string) error {
 	if reason != "" {
 		return invalid(k.name, strings.TrimSpace(value), reason)
 	}
-	if k.minKey != "" {
+	if k.minKey != "" || k.maxKey != "" { // no minKey: 0
 		if c == nil {
 			c = defaultConfig()
 		}
@@ -171,7 +175,7 @@ func ValidateGroupConfigs(c *Config, overrides map[string]string) error {
 			return err
 		}
 	}
-	for _, p := range [][2]string{{"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"}, {"share.session.timeout.ms", "share.heartbeat.interval.ms"}} {
+	for _, p := range [][2]string{{"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"}, {"share.session.timeout.ms", "share.heartbeat.interval.ms"}, {"streams.session.timeout.ms", "streams.heartbeat.interval.ms"}} {
 		_, s := overrides[p[0]]
 		_, h := overrides[p[1]]
 		if !s && !h {

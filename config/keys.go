@@ -369,6 +369,26 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.GroupConsumerMaxAssignmentIntervalMs }).check(atLeast(0)),
 		newKey("group.consumer.assignor.offload.enable", TypeBoolean, "true", "Whether to offload consumer group assignment to a background thread.").ignored().dyn(),
 
+		// --- Streams groups (KIP-1071) ---
+		newKey("group.streams.session.timeout.ms", TypeInt, "45000", "The timeout to detect client failures with the streams group protocol.").
+			bind(func(c *Config) any { return &c.GroupStreamsSessionTimeoutMs }).check(atLeast(1)),
+		newKey("group.streams.min.session.timeout.ms", TypeInt, "45000", "The minimum allowed value of the group config streams.session.timeout.ms.").
+			bind(func(c *Config) any { return &c.GroupStreamsMinSessionTimeoutMs }).check(atLeast(1)),
+		newKey("group.streams.max.session.timeout.ms", TypeInt, "60000", "The maximum allowed value of the group config streams.session.timeout.ms.").
+			bind(func(c *Config) any { return &c.GroupStreamsMaxSessionTimeoutMs }).check(atLeast(1)),
+		newKey("group.streams.heartbeat.interval.ms", TypeInt, "5000", "The heartbeat interval given to streams group members.").
+			bind(func(c *Config) any { return &c.GroupStreamsHeartbeatIntervalMs }).check(atLeast(1)),
+		newKey("group.streams.min.heartbeat.interval.ms", TypeInt, "5000", "The minimum allowed value of the group config streams.heartbeat.interval.ms.").
+			bind(func(c *Config) any { return &c.GroupStreamsMinHeartbeatIntervalMs }).check(atLeast(1)),
+		newKey("group.streams.max.heartbeat.interval.ms", TypeInt, "15000", "The maximum allowed value of the group config streams.heartbeat.interval.ms.").
+			bind(func(c *Config) any { return &c.GroupStreamsMaxHeartbeatIntervalMs }).check(atLeast(1)),
+		newKey("group.streams.max.size", TypeInt, maxInt, "The maximum number of members of a streams group.").
+			bind(func(c *Config) any { return &c.GroupStreamsMaxSize }).check(atLeast(1)),
+		newKey("group.streams.num.standby.replicas", TypeInt, "0", "The number of standby replicas of each task of a streams group.").
+			bind(func(c *Config) any { return &c.GroupStreamsNumStandbyReplicas }).check(atLeast(0)),
+		newKey("group.streams.max.standby.replicas", TypeInt, "2", "The maximum allowed value of the group config streams.num.standby.replicas.").
+			bind(func(c *Config) any { return &c.GroupStreamsMaxStandbyReplicas }).check(atLeast(0)),
+
 		// --- Share groups (KIP-932) ---
 		newKey("group.share.max.size", TypeInt, "200", "The maximum number of members of a share group.").
 			bind(func(c *Config) any { return &c.GroupShareMaxSize }).check(between(1, 1000)),

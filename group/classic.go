@@ -203,6 +203,10 @@ func (c *Coordinator) joinGroup(req JoinRequest, ch chan JoinResult) {
 		fail(ErrNotCoordinator)
 		return
 	}
+	if c.streamsHeldLocked(req.Group) {
+		fail(ErrInconsistentProtocol)
+		return
+	}
 	if kg := c.mu.consumer[req.Group]; kg != nil {
 		if len(kg.members) > 0 {
 			// Kafka would convert a consumer group to accept a classic
@@ -902,7 +906,7 @@ type ClassicMemberDescription struct {
 func (c *Coordinator) DescribeClassic(id string) (ClassicDescription, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.mu.consumer[id] != nil {
+	if c.mu.consumer[id] != nil || c.mu.streams[id] != nil {
 		return ClassicDescription{ID: id, State: StateDead.String()}, withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s is not a classic group.", id))
 	}
 	g := c.mu.classic[id]

@@ -184,6 +184,9 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 		cg.shutdownLocked()
 		delete(c.mu.classic, req.Group)
 	}
+	if c.streamsHeldLocked(req.Group) {
+		return ConsumerHeartbeatResult{}, errNotConsumerGroup(req.Group)
+	}
 	g := c.mu.consumer[req.Group]
 	if g == nil {
 		if req.MemberEpoch != JoinEpoch {
@@ -547,7 +550,7 @@ func (c *Coordinator) DescribeConsumer(id string) (ConsumerDescription, error) {
 	defer c.mu.Unlock()
 	g := c.mu.consumer[id]
 	if g == nil {
-		if c.mu.classic[id] != nil || c.mu.offsets[id] != nil {
+		if c.mu.classic[id] != nil || c.mu.streams[id] != nil || c.mu.offsets[id] != nil {
 			return ConsumerDescription{}, withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", id))
 		}
 		return ConsumerDescription{}, withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s not found.", id))

@@ -39,6 +39,13 @@ type Settings struct {
 	ConsumerHeartbeatInterval time.Duration
 	ConsumerMaxSize           int
 	ConsumerAssignors         []string // first = default; "uniform", "range"
+	// Streams protocol (KIP-1071).
+	StreamsSessionTimeout        time.Duration
+	StreamsHeartbeatInterval     time.Duration
+	StreamsMaxSize               int
+	StreamsNumStandbyReplicas    int
+	StreamsTaskOffsetInterval    time.Duration
+	StreamsAcceptableRecoveryLag int64
 	// Offsets.
 	OffsetsRetention       time.Duration
 	OffsetMetadataMaxBytes int
@@ -55,8 +62,14 @@ func DefaultSettings() Settings {
 		ConsumerHeartbeatInterval: 5 * time.Second,
 		ConsumerMaxSize:           1<<31 - 1,
 		ConsumerAssignors:         []string{"uniform", "range"},
-		OffsetsRetention:          7 * 24 * time.Hour,
-		OffsetMetadataMaxBytes:    4096,
+		StreamsSessionTimeout:     45 * time.Second,
+		StreamsHeartbeatInterval:  5 * time.Second,
+		StreamsMaxSize:            1<<31 - 1,
+		StreamsTaskOffsetInterval: time.Minute,
+		// Kafka's group.streams.acceptable.recovery.lag.
+		StreamsAcceptableRecoveryLag: 10000,
+		OffsetsRetention:             7 * 24 * time.Hour,
+		OffsetMetadataMaxBytes:       4096,
 	}
 }
 
@@ -96,6 +109,7 @@ type Coordinator struct {
 		closed   bool
 		classic  map[string]*classicGroup
 		consumer map[string]*consumerGroup
+		streams  map[string]*streamsGroup
 		offsets  map[string]map[TopicPartition]Offset
 		// pending are offsets staged by open transactions, by group and
 		// producer id (txn.go).
@@ -130,6 +144,7 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	c.mu.classic = map[string]*classicGroup{}
 	c.mu.consumer = map[string]*consumerGroup{}
+	c.mu.streams = map[string]*streamsGroup{}
 	c.mu.offsets = offs
 	if ts, ok := cfg.Store.(TxnStore); ok {
 		if c.mu.pending, err = ts.LoadTxn(); err != nil {
@@ -153,6 +168,9 @@ func (c *Coordinator) Close() {
 		g.shutdownLocked()
 	}
 	for _, g := range c.mu.consumer {
+		g.shutdownLocked()
+	}
+	for _, g := range c.mu.streams {
 		g.shutdownLocked()
 	}
 }
@@ -205,6 +223,10 @@ func (c *Coordinator) ListGroups() []Overview {
 		seen[id] = true
 		out = append(out, Overview{ID: id, ProtocolType: "consumer", State: g.stateLocked(), Type: TypeConsumer})
 	}
+	for id, g := range c.mu.streams {
+		seen[id] = true
+		out = append(out, Overview{ID: id, ProtocolType: "streams", State: g.stateLocked(), Type: TypeStreams})
+	}
 	for id := range c.mu.offsets {
 		if !seen[id] {
 			out = append(out, Overview{ID: id, State: StateEmpty.String(), Type: TypeClassic})
@@ -240,7 +262,7 @@ func errNotConsumerGroup(id string) error {
 func (c *Coordinator) Exists(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.mu.classic[id] != nil || c.mu.consumer[id] != nil || c.mu.offsets[id] != nil
+	return c.mu.classic[id] != nil || c.mu.consumer[id] != nil || c.mu.streams[id] != nil || c.mu.offsets[id] != nil
 }
 
 // ioLock returns the store-write stripe of a group.
@@ -274,11 +296,11 @@ func (c *Coordinator) deleteGroupLocked(id string) error {
 	if id == "" {
 		return ErrInvalidGroupID
 	}
-	cg, kg := c.mu.classic[id], c.mu.consumer[id]
-	if cg == nil && kg == nil && c.mu.offsets[id] == nil {
+	cg, kg, sg := c.mu.classic[id], c.mu.consumer[id], c.mu.streams[id]
+	if cg == nil && kg == nil && sg == nil && c.mu.offsets[id] == nil {
 		return withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s not found.", id))
 	}
-	if (cg != nil && cg.state != StateEmpty) || (kg != nil && len(kg.members) > 0) {
+	if (cg != nil && cg.state != StateEmpty) || (kg != nil && len(kg.members) > 0) || (sg != nil && len(sg.members) > 0) {
 		return withMsg(ErrNonEmptyGroup, fmt.Sprintf("Group %s is not empty.", id))
 	}
 	if err := c.store.DeleteGroup(id); err != nil {
@@ -290,6 +312,7 @@ func (c *Coordinator) deleteGroupLocked(id string) error {
 	}
 	delete(c.mu.classic, id)
 	delete(c.mu.consumer, id)
+	delete(c.mu.streams, id)
 	delete(c.mu.offsets, id)
 	delete(c.mu.emptySince, id)
 	return nil
@@ -387,6 +410,12 @@ func (c *Coordinator) ExpireOffsets() int {
 			delete(c.mu.emptySince, id)
 		}
 	}
+	for id, sg := range c.mu.streams {
+		if len(sg.members) == 0 && c.mu.offsets[id] == nil {
+			delete(c.mu.streams, id)
+			delete(c.mu.emptySince, id)
+		}
+	}
 	for id, kg := range c.mu.consumer {
 		if len(kg.members) == 0 && c.mu.offsets[id] == nil {
 			delete(c.mu.consumer, id)
@@ -420,6 +449,9 @@ func (c *Coordinator) expireGroupOffsets(g string) int {
 		if kg := c.mu.consumer[g]; kg != nil && len(kg.members) > 0 {
 			return 0
 		}
+		if sg := c.mu.streams[g]; sg != nil && len(sg.members) > 0 {
+			return 0
+		}
 		ret := c.settings(g).OffsetsRetention
 		base := c.mu.emptySince[g]
 		var tps []TopicPartition
@@ -450,6 +482,7 @@ func (c *Coordinator) expireGroupOffsets(g string) int {
 				delete(c.mu.classic, g)
 			}
 			delete(c.mu.consumer, g)
+			delete(c.mu.streams, g)
 			delete(c.mu.emptySince, g)
 		}
 	}
@@ -547,6 +580,9 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) (map[TopicPartition]error
 }
 
 func (c *Coordinator) validateCommitLocked(req CommitRequest) error {
+	if sg := c.mu.streams[req.Group]; sg != nil {
+		return sg.validateCommitLocked(req)
+	}
 	if kg := c.mu.consumer[req.Group]; kg != nil {
 		if req.Generation < 0 && req.MemberID == "" && len(kg.members) == 0 {
 			return nil
@@ -598,6 +634,11 @@ func (c *Coordinator) FetchOffsets(group, memberID string, memberEpoch int32, tp
 			return nil, ErrStaleMemberEpoch
 		}
 	}
+	if sg := c.mu.streams[group]; sg != nil && (memberID != "" || memberEpoch >= 0) {
+		if err := sg.validateFetchLocked(memberID, memberEpoch); err != nil {
+			return nil, err
+		}
+	}
 	offs := c.mu.offsets[group]
 	out := map[TopicPartition]Offset{}
 	if all {
@@ -628,8 +669,8 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (map[Top
 	if c.mu.closed {
 		return nil, ErrNotCoordinator
 	}
-	cg, kg := c.mu.classic[group], c.mu.consumer[group]
-	if cg == nil && kg == nil && c.mu.offsets[group] == nil {
+	cg, kg, sg := c.mu.classic[group], c.mu.consumer[group], c.mu.streams[group]
+	if cg == nil && kg == nil && sg == nil && c.mu.offsets[group] == nil {
 		return nil, ErrGroupIDNotFound
 	}
 	subscribed := map[string]bool{}
@@ -647,6 +688,8 @@ func (c *Coordinator) DeleteOffsets(group string, tps []TopicPartition) (map[Top
 		for t := range kg.subscribedTopicsLocked(c.topics()) {
 			subscribed[t] = true
 		}
+	case sg != nil && len(sg.members) > 0:
+		subscribed = sg.sourceTopicsLocked()
 	}
 	perr := map[TopicPartition]error{}
 	var del []TopicPartition

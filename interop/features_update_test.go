@@ -10,11 +10,10 @@ import (
 // disable (with and without --dry-run) on features no other scenario
 // depends on, and the refusals (a downgrade through upgrade, an unknown
 // feature, a level beyond the supported range, metadata.version downgrade
-// and disable). The answers are Kafka 4.4's word for word; the deliberate
-// differences are the levels sharq does not implement (share.version 2,
-// streams.version 1), which --release-version 4.4 asks for.
+// and disable). The answers are Kafka 4.4's word for word, and so is
+// --release-version 4.4 now that sharq implements every level it asks for
+// (share.version 2, streams.version 1).
 func scenarioFeaturesUpdate(t *testing.T, tg Target) {
-	sharq := targetKind(tg.Name) == "sharq"
 	steps := []struct {
 		name string
 		args []string
@@ -61,9 +60,9 @@ func scenarioFeaturesUpdate(t *testing.T, tg Target) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, res.Stdout)
 	}
-	// sharq finalizes only what it implements: no streams groups yet.
-	if want := map[bool]string{true: "0", false: "1"}[sharq]; feats["streams.version"]["FinalizedVersionLevel"] != want {
-		t.Errorf("streams.version finalized at %q, want %s", feats["streams.version"]["FinalizedVersionLevel"], want)
+	// Streams groups (KIP-1071) are on by default in Kafka 4.4, as in sharq.
+	if got := feats["streams.version"]["FinalizedVersionLevel"]; got != "1" {
+		t.Errorf("streams.version finalized at %q, want 1", got)
 	}
 }
 

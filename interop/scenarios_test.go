@@ -85,6 +85,11 @@ var scenarios = []scenario{
 	{name: "streams-eos", run: scenarioStreamsEOS, requires: []int16{
 		22, 24, 25, 26, 28, 11, 14, // transactions and the classic group protocol
 	}},
+	// Kafka Streams with group.protocol=streams (KIP-1071), restarted and
+	// restored from its changelog; kafka-streams-groups.sh (streams_test.go).
+	{name: "streams-group", run: scenarioStreamsGroup, requires: []int16{
+		88, 89, // StreamsGroupHeartbeat, StreamsGroupDescribe
+	}},
 	// kafka-transactions.sh list/describe/describe-producers/find-hanging/
 	// abort (txntool_test.go).
 	{name: "txn-tool", run: scenarioTxnTool, requires: []int16{

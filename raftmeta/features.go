@@ -21,15 +21,14 @@ type FeatureSpec struct {
 // sharq finalized are lowered to Max on start (reconcileFeatures).
 //
 // The levels mirror Apache Kafka 4.4 (MetadataVersion.LATEST_PRODUCTION =
-// 4.4-IV2, level 33) except where sharq lacks the feature: streams.version
-// stops at 0 (no KIP-1071 streams groups).
+// 4.4-IV2, level 33).
 var featureTable = []FeatureSpec{
 	{"eligible.leader.replicas.version", 0, 1, 1},
 	{"group.version", 0, 1, 1},
 	{"kraft.version", 0, 1, 1},
 	{"metadata.version", 7, 33, 33}, // 3.3-IV3 .. 4.4-IV2
 	{"share.version", 0, 2, 2},      // 2: KIP-1191 dead-letter queues
-	{"streams.version", 0, 0, 0},
+	{"streams.version", 0, 1, 1},    // 1: KIP-1071 streams groups
 	{"transaction.version", 0, 2, 2},
 }
 
@@ -127,7 +126,7 @@ func (s *Store) UpdateFeatures(ctx context.Context, updates []FeatureUpdate, val
 }
 
 // reconcileFeatures lowers finalized levels this sharq does not implement
-// (an older sharq finalized streams.version=1) to the highest it does.
+// (a newer sharq may have finalized a higher level) to the highest it does.
 func (s *Store) reconcileFeatures(ctx context.Context) error {
 	for name, lvl := range s.Image().Features {
 		spec, ok := LookupFeature(name)

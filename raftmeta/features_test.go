@@ -19,7 +19,7 @@ func TestValidateFeatureUpdates(t *testing.T) {
 		{"unsafe downgrade", FeatureUpdate{"transaction.version", 1, UnsafeDowngrade}, ""},
 		{"unknown", FeatureUpdate{"no.such", 1, Upgrade}, "Invalid update version 1 for feature no.such. Local controller 1 does not support this feature."},
 		{"beyond max", FeatureUpdate{"group.version", 9, Upgrade}, "Invalid update version 9 for feature group.version. Local controller 1 only supports versions 0-1"},
-		{"streams not implemented", FeatureUpdate{"streams.version", 1, Upgrade}, "only supports versions 0-0"},
+		{"streams beyond max", FeatureUpdate{"streams.version", 2, Upgrade}, "only supports versions 0-1"},
 		{"downgrade by upgrade", FeatureUpdate{"transaction.version", 1, Upgrade}, "Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
 		{"upgrade by downgrade", FeatureUpdate{"share.version", 1, SafeDowngrade}, "Can't downgrade to a newer version."},
 		{"metadata downgrade", FeatureUpdate{"metadata.version", 25, SafeDowngrade}, "Unsupported metadata.version downgrade from 33 to 25."},
@@ -40,8 +40,8 @@ func TestValidateFeatureUpdates(t *testing.T) {
 }
 
 // TestUpdateFeaturesAndReconcile: updates are finalized (not with
-// validateOnly), and a level this sharq does not implement, as an older
-// sharq finalized streams.version=1, is lowered on the next start.
+// validateOnly), and a level this sharq does not implement, as a newer
+// sharq may finalize (streams.version=2 here), is lowered on the next start.
 func TestUpdateFeaturesAndReconcile(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(Config{Dir: dir, NodeID: 1})
@@ -49,8 +49,8 @@ func TestUpdateFeaturesAndReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, ok := s.Image().Features["streams.version"]; ok {
-		t.Fatal("streams.version finalized on a new cluster")
+	if lvl := s.Image().Features["streams.version"]; lvl != 1 {
+		t.Fatalf("streams.version %d on a new cluster, want 1", lvl)
 	}
 	down := []FeatureUpdate{{"group.version", 0, SafeDowngrade}}
 	if err := s.UpdateFeatures(ctx, down, true); err != nil || s.Image().Features["group.version"] != 1 {
@@ -66,7 +66,7 @@ func TestUpdateFeaturesAndReconcile(t *testing.T) {
 		t.Fatalf("upgrade: %v", err)
 	}
 	// What an older sharq wrote.
-	if err := s.SetFeature(ctx, "streams.version", 1); err != nil {
+	if err := s.SetFeature(ctx, "streams.version", 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -77,8 +77,8 @@ func TestUpdateFeaturesAndReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if lvl, ok := s.Image().Features["streams.version"]; ok {
-		t.Errorf("streams.version still finalized at %d after restart", lvl)
+	if lvl := s.Image().Features["streams.version"]; lvl != 1 {
+		t.Errorf("streams.version %d after restart, want it lowered to 1", lvl)
 	}
 	if s.Image().Features["group.version"] != 1 {
 		t.Errorf("group.version %d after restart", s.Image().Features["group.version"])

@@ -1,0 +1,475 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+)
+
+// streamsFixture is a coordinator over a topic map the test edits (as
+// internal topics get created).
+type streamsFixture struct {
+	c      *Coordinator
+	clk    *FakeClock
+	topics map[string]TopicInfo
+	st     Settings
+}
+
+func newStreamsFixture(t *testing.T, topics map[string]int32) *streamsFixture {
+	t.Helper()
+	f := &streamsFixture{clk: NewFakeClock(time.Unix(1_700_000_000, 0)), topics: map[string]TopicInfo{}, st: DefaultSettings()}
+	f.st.StreamsSessionTimeout = 10 * time.Second
+	for n, p := range topics {
+		f.addTopic(n, p)
+	}
+	c, err := New(Config{Store: NewMemStore(), Clock: f.clk,
+		Settings: func(string) Settings { return f.st },
+		Topics: func() map[string]TopicInfo {
+			out := make(map[string]TopicInfo, len(f.topics))
+			for k, v := range f.topics {
+				out[k] = v
+			}
+			return out
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	f.c = c
+	return f
+}
+
+func (f *streamsFixture) addTopic(name string, partitions int32) {
+	f.topics[name] = TopicInfo{ID: TopicID{byte(len(f.topics) + 1)}, Partitions: partitions}
+}
+
+// create makes the internal topics a heartbeat asked for, as the broker
+// does.
+func (f *streamsFixture) create(res StreamsHeartbeatResult) {
+	for _, it := range res.CreateTopics {
+		f.addTopic(it.Name, it.Partitions)
+	}
+}
+
+func wordCount() *StreamsTopology {
+	compact := []StreamsTopicConfig{{"cleanup.policy", "compact"}}
+	return &StreamsTopology{Epoch: 0, Subtopologies: []StreamsSubtopology{
+		{ID: "0", SourceTopics: []string{"in"}, RepartitionSinkTopics: []string{"app-rep"},
+			StateChangelogTopics: []StreamsTopicInfo{{Name: "app-a-changelog", Configs: compact}}},
+		{ID: "1", RepartitionSourceTopics: []StreamsTopicInfo{{Name: "app-rep"}},
+			StateChangelogTopics: []StreamsTopicInfo{{Name: "app-b-changelog", Configs: compact}}},
+	}}
+}
+
+func streamsJoin(id, process string, t *StreamsTopology) StreamsHeartbeatRequest {
+	return StreamsHeartbeatRequest{Group: "app", MemberID: id, MemberEpoch: 0, RebalanceTimeout: time.Minute,
+		Topology: t, ProcessID: &process, Active: map[string][]int32{}, Standby: map[string][]int32{}, Warmup: map[string][]int32{}}
+}
+
+func beat(id string, epoch int32) StreamsHeartbeatRequest {
+	return StreamsHeartbeatRequest{Group: "app", MemberID: id, MemberEpoch: epoch, RebalanceTimeout: -1}
+}
+
+func owning(id string, res StreamsHeartbeatResult) StreamsHeartbeatRequest {
+	r := beat(id, res.MemberEpoch)
+	r.Active, r.Standby, r.Warmup = res.Active, res.Standby, res.Warmup
+	if r.Active == nil {
+		r.Active = map[string][]int32{}
+	}
+	if r.Standby == nil {
+		r.Standby = map[string][]int32{}
+	}
+	r.Warmup = map[string][]int32{}
+	return r
+}
+
+func count(m map[string][]int32) int {
+	n := 0
+	for _, ps := range m {
+		n += len(ps)
+	}
+	return n
+}
+
+func TestConfigureTopology(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		topics map[string]int32
+		topo   *StreamsTopology
+		ready  bool
+		code   int8
+		detail string
+		create map[string]int32
+		tasks  map[string]int32
+	}{
+		{name: "missing source", topics: map[string]int32{}, topo: wordCount(),
+			code: StreamsStatusMissingSourceTopics, detail: "Source topics in are missing."},
+		{name: "internal topics to create", topics: map[string]int32{"in": 3}, topo: wordCount(),
+			code: StreamsStatusMissingInternalTopics, detail: "Internal topics are missing: app-a-changelog, app-b-changelog, app-rep",
+			create: map[string]int32{"app-a-changelog": 3, "app-b-changelog": 3, "app-rep": 3}},
+		{name: "ready", topics: map[string]int32{"in": 3, "app-rep": 3, "app-a-changelog": 3, "app-b-changelog": 3}, topo: wordCount(),
+			ready: true, tasks: map[string]int32{"0": 3, "1": 3}},
+		{name: "changelog partitioned wrong", topics: map[string]int32{"in": 3, "app-rep": 3, "app-a-changelog": 5, "app-b-changelog": 3}, topo: wordCount(),
+			code: StreamsStatusIncorrectlyPartitionedTopics, detail: "Existing topic app-a-changelog has different number of partitions: expected 3, found 5"},
+		{name: "not co-partitioned", topics: map[string]int32{"l": 2, "r": 3},
+			topo: &StreamsTopology{Subtopologies: []StreamsSubtopology{{ID: "0", SourceTopics: []string{"l", "r"}, CopartitionGroups: [][]string{{"l", "r"}}}}},
+			code: StreamsStatusIncorrectlyPartitionedTopics, detail: "Topics not co-partitioned: [{l=2, r=3}]"},
+		{name: "fixed repartition count", topics: map[string]int32{"in": 2},
+			topo: &StreamsTopology{Subtopologies: []StreamsSubtopology{
+				{ID: "0", SourceTopics: []string{"in"}, RepartitionSinkTopics: []string{"rep"}},
+				{ID: "1", RepartitionSourceTopics: []StreamsTopicInfo{{Name: "rep", Partitions: 7}}}}},
+			code: StreamsStatusMissingInternalTopics, detail: "Internal topics are missing: rep", create: map[string]int32{"rep": 7}},
+		{name: "more than three missing", topics: map[string]int32{},
+			topo: &StreamsTopology{Subtopologies: []StreamsSubtopology{{ID: "0", SourceTopics: []string{"a", "b", "c", "d", "e"}}}},
+			code: StreamsStatusMissingSourceTopics, detail: "Source topics a, b, c and 2 additional topics are missing."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topics := map[string]TopicInfo{}
+			for n, p := range tc.topics {
+				topics[n] = TopicInfo{Partitions: p}
+			}
+			ct := configureTopology(tc.topo, topics)
+			if ct.ready != tc.ready {
+				t.Fatalf("ready %v, want %v (%+v)", ct.ready, tc.ready, ct.status)
+			}
+			if !tc.ready && (ct.status == nil || ct.status.Code != tc.code || ct.status.Detail != tc.detail) {
+				t.Fatalf("status %+v, want %d %q", ct.status, tc.code, tc.detail)
+			}
+			got := map[string]int32{}
+			for _, it := range ct.create {
+				got[it.Name] = it.Partitions
+			}
+			if fmt.Sprint(got) != fmt.Sprint(orEmpty(tc.create)) {
+				t.Fatalf("create %v, want %v", got, tc.create)
+			}
+			if tc.ready && fmt.Sprint(ct.tasks) != fmt.Sprint(tc.tasks) {
+				t.Fatalf("tasks %v, want %v", ct.tasks, tc.tasks)
+			}
+		})
+	}
+}
+
+func orEmpty(m map[string]int32) map[string]int32 {
+	if m == nil {
+		return map[string]int32{}
+	}
+	return m
+}
+
+func TestStreamsAssignorBalancedAndSticky(t *testing.T) {
+	tasks := map[string]int32{"0": 4, "1": 3}
+	for _, tc := range []struct {
+		name    string
+		members []streamsAssignMember
+		standby int
+	}{
+		{"one member", []streamsAssignMember{{id: "a", process: "p1"}}, 0},
+		{"three members", []streamsAssignMember{{id: "a", process: "p1"}, {id: "b", process: "p2"}, {id: "c", process: "p3"}}, 0},
+		{"more members than tasks", []streamsAssignMember{{id: "a"}, {id: "b"}, {id: "c"}, {id: "d"}, {id: "e"}, {id: "f"}, {id: "g"}, {id: "h"}}, 0},
+		{"standbys on other processes", []streamsAssignMember{{id: "a", process: "p1"}, {id: "b", process: "p1"}, {id: "c", process: "p2"}}, 1},
+		{"more standbys than processes", []streamsAssignMember{{id: "a", process: "p1"}, {id: "b", process: "p2"}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range tc.members {
+				tc.members[i].prevActive, tc.members[i].prevStandby = taskSet{}, taskSet{}
+			}
+			out := assignStreamsSticky(tc.members, tasks, tc.standby)
+			checkAssignment(t, tc.members, out, tasks, tc.standby)
+			// Stickiness: a new member takes only what balance requires.
+			prev := map[string]taskSet{}
+			members := append([]streamsAssignMember(nil), tc.members...)
+			for i := range members {
+				members[i].prevActive = out[members[i].id].active
+				prev[members[i].id] = out[members[i].id].active
+			}
+			members = append(members, streamsAssignMember{id: "new", process: "pn", prevActive: taskSet{}, prevStandby: taskSet{}})
+			out2 := assignStreamsSticky(members, tasks, tc.standby)
+			checkAssignment(t, members, out2, tasks, tc.standby)
+			moved := 0
+			for id, ts := range prev {
+				for k := range ts {
+					if !out2[id].active.has(k) {
+						moved++
+					}
+				}
+			}
+			if want := len(out2["new"].active); moved != want {
+				t.Errorf("%d tasks moved, the new member got %d: only its share should move", moved, want)
+			}
+		})
+	}
+}
+
+func checkAssignment(t *testing.T, members []streamsAssignMember, out map[string]streamsTarget, tasks map[string]int32, standby int) {
+	t.Helper()
+	owner := map[taskKey]string{}
+	lo, hi := 1<<30, -1
+	for _, m := range members {
+		n := len(out[m.id].active)
+		lo, hi = min(lo, n), max(hi, n)
+		for k := range out[m.id].active {
+			if o, dup := owner[k]; dup {
+				t.Fatalf("task %v active on %s and %s", k, o, m.id)
+			}
+			owner[k] = m.id
+		}
+	}
+	total := 0
+	for _, n := range tasks {
+		total += int(n)
+	}
+	if len(owner) != total || hi-lo > 1 {
+		t.Fatalf("%d of %d tasks assigned, loads %d..%d", len(owner), total, lo, hi)
+	}
+	process := map[string]string{}
+	processes := map[string]bool{}
+	for _, m := range members {
+		process[m.id] = m.process
+		processes[m.process] = true
+	}
+	for k, o := range owner {
+		used := map[string]bool{process[o]: true}
+		n := 0
+		for _, m := range members {
+			if out[m.id].standby.has(k) {
+				if used[m.process] {
+					t.Fatalf("standby of %v on process %s, which already has it", k, m.process)
+				}
+				used[m.process] = true
+				n++
+			}
+		}
+		if want := min(standby, len(processes)-1); n != want {
+			t.Fatalf("task %v has %d standbys, want %d", k, n, want)
+		}
+	}
+}
+
+// TestStreamsReconciliation walks a group through internal topic creation,
+// a second member joining (revocation before reassignment, member epochs),
+// fencing, a session timeout and a leave.
+func TestStreamsReconciliation(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 2})
+	c := f.c
+	a := c.StreamsHeartbeat(streamsJoin("a", "pa", wordCount()))
+	if a.Err != nil || a.MemberEpoch != 1 || count(a.Active) != 0 || len(a.Status) != 1 || a.Status[0].Code != StreamsStatusMissingInternalTopics || len(a.CreateTopics) != 3 {
+		t.Fatalf("a joins: %+v", a)
+	}
+	if d, _ := c.DescribeStreams("app"); d.State != "NotReady" {
+		t.Fatalf("state %s, want NotReady", d.State)
+	}
+	for _, it := range a.CreateTopics {
+		if it.Name == "app-a-changelog" && (it.Configs["cleanup.policy"] != "compact" || it.Partitions != 2 || it.ReplicationFactor != -1) {
+			t.Fatalf("changelog to create: %+v", it)
+		}
+	}
+	f.create(a)
+	a = c.StreamsHeartbeat(beat("a", 1))
+	if a.Err != nil || a.MemberEpoch != 2 || count(a.Active) != 4 || len(a.Status) != 0 {
+		t.Fatalf("a once the topics exist: %+v", a)
+	}
+	b := c.StreamsHeartbeat(streamsJoin("b", "pb", wordCount()))
+	if b.Err != nil || b.MemberEpoch != 3 || count(b.Active) != 0 {
+		t.Fatalf("b joins: %+v (its tasks are still a's)", b)
+	}
+	if d, _ := c.DescribeStreams("app"); d.State != "Reconciling" {
+		t.Fatalf("state %s, want Reconciling", d.State)
+	}
+	a = c.StreamsHeartbeat(beat("a", 2))
+	if a.MemberEpoch != 2 || count(a.Active) != 2 {
+		t.Fatalf("a revoking: %+v", a)
+	}
+	// Without a's report nothing moves.
+	if b = c.StreamsHeartbeat(beat("b", 3)); count(b.Active) != 0 {
+		t.Fatalf("b got unrevoked tasks: %+v", b)
+	}
+	a = c.StreamsHeartbeat(owning("a", a))
+	if a.MemberEpoch != 3 || count(a.Active) != 2 {
+		t.Fatalf("a after revoking: %+v", a)
+	}
+	b = c.StreamsHeartbeat(beat("b", 3))
+	if count(b.Active) != 2 {
+		t.Fatalf("b after release: %+v", b)
+	}
+	if d, _ := c.DescribeStreams("app"); d.State != "Stable" || d.Epoch != 3 || d.AssignmentEpoch != 3 || len(d.Members) != 2 {
+		t.Fatalf("describe: %+v", d)
+	}
+	// A member ahead of the coordinator is fenced; one a step behind with
+	// tasks it was given is not.
+	if r := c.StreamsHeartbeat(beat("a", 9)); !errors.Is(r.Err, ErrFencedMemberEpoch) {
+		t.Fatalf("epoch ahead: %v", r.Err)
+	}
+	if r := c.StreamsHeartbeat(owning("a", StreamsHeartbeatResult{MemberEpoch: 2, Active: a.Active})); r.Err != nil {
+		t.Fatalf("previous epoch with owned tasks: %v", r.Err)
+	}
+	// b stops heartbeating: a gets everything back.
+	for i := 0; i < 3; i++ {
+		f.clk.Advance(4 * time.Second)
+		c.StreamsHeartbeat(beat("a", 3))
+	}
+	a = c.StreamsHeartbeat(beat("a", 3))
+	if a.Err != nil || a.MemberEpoch != 4 || count(a.Active) != 4 {
+		t.Fatalf("a after b expired: %+v", a)
+	}
+	if r := c.StreamsHeartbeat(beat("b", 3)); !errors.Is(r.Err, ErrUnknownMemberID) {
+		t.Fatalf("expired member: %v", r.Err)
+	}
+	if r := c.StreamsHeartbeat(beat("a", LeaveEpoch)); r.Err != nil || r.MemberEpoch != LeaveEpoch {
+		t.Fatalf("leave: %+v", r)
+	}
+	if d, _ := c.DescribeStreams("app"); d.State != "Empty" {
+		t.Fatalf("state %s, want Empty", d.State)
+	}
+	if errs := c.DeleteGroups([]string{"app"}); errs["app"] != nil {
+		t.Fatalf("delete: %v", errs["app"])
+	}
+}
+
+// TestStreamsStandbyAndProcesses: standby tasks (streams.num.standby.replicas)
+// go to another process than the active one, and a task moving between two
+// threads of one process waits for the first to let go.
+func TestStreamsStandbyAndProcesses(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 2, "app-rep": 2, "app-a-changelog": 2, "app-b-changelog": 2})
+	f.st.StreamsNumStandbyReplicas = 1
+	c := f.c
+	a := c.StreamsHeartbeat(streamsJoin("a", "p1", wordCount()))
+	if count(a.Active) != 4 || count(a.Standby) != 0 {
+		t.Fatalf("a alone: %+v", a)
+	}
+	b := c.StreamsHeartbeat(streamsJoin("b", "p2", wordCount()))
+	a = c.StreamsHeartbeat(beat("a", a.MemberEpoch))
+	a = c.StreamsHeartbeat(owning("a", a))
+	b = c.StreamsHeartbeat(beat("b", b.MemberEpoch))
+	a = c.StreamsHeartbeat(owning("a", a))
+	if count(a.Active) != 2 || count(b.Active) != 2 || count(a.Standby) != 2 || count(b.Standby) != 2 {
+		t.Fatalf("a %+v / b %+v", a, b)
+	}
+	for s, ps := range a.Active {
+		for _, p := range ps {
+			for _, q := range a.Standby[s] {
+				if p == q {
+					t.Fatalf("task %s-%d active and standby on one process", s, p)
+				}
+			}
+		}
+	}
+}
+
+// TestStreamsTopologyAndTypes: a topology with a newer epoch replaces the
+// group's; a member behind gets STALE_TOPOLOGY; shutdown requests reach
+// every member; the id space is shared with consumer and classic groups.
+func TestStreamsTopologyAndTypes(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 2, "app-rep": 2, "app-a-changelog": 2, "app-b-changelog": 2})
+	c := f.c
+	a := c.StreamsHeartbeat(streamsJoin("a", "p1", wordCount()))
+	newer := wordCount()
+	newer.Epoch = 1
+	b := c.StreamsHeartbeat(streamsJoin("b", "p2", newer))
+	if b.Err != nil || len(b.Status) != 0 {
+		t.Fatalf("b with a newer topology: %+v", b)
+	}
+	a = c.StreamsHeartbeat(beat("a", a.MemberEpoch))
+	if len(a.Status) != 1 || a.Status[0].Code != StreamsStatusStaleTopology || a.Status[0].Detail != "The member's topology epoch 0 is behind the group's topology epoch 1." {
+		t.Fatalf("a behind: %+v", a.Status)
+	}
+	r := beat("b", b.MemberEpoch)
+	r.ShutdownApplication = true
+	c.StreamsHeartbeat(r)
+	a = c.StreamsHeartbeat(beat("a", a.MemberEpoch))
+	codes := []int{}
+	for _, s := range a.Status {
+		codes = append(codes, int(s.Code))
+	}
+	sort.Ints(codes)
+	if fmt.Sprint(codes) != "[0 4]" {
+		t.Fatalf("statuses after a shutdown request: %+v", a.Status)
+	}
+	if r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "app", MemberID: "x", SubscribedTopicNames: []string{"in"}, RebalanceTimeout: time.Minute}); !errors.Is(r.Err, ErrGroupIDNotFound) {
+		t.Fatalf("consumer heartbeat on a streams group: %v", r.Err)
+	}
+	if _, err := c.DescribeConsumer("app"); Message(err) != "Group app is not a consumer group." {
+		t.Fatalf("describe consumer: %v", err)
+	}
+	c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "cg", MemberID: "x", SubscribedTopicNames: []string{"in"}, RebalanceTimeout: time.Minute})
+	if r := c.StreamsHeartbeat(StreamsHeartbeatRequest{Group: "cg", MemberID: "y", RebalanceTimeout: time.Minute, Topology: wordCount()}); Message(r.Err) != "Group cg is not a streams group." {
+		t.Fatalf("streams heartbeat on a consumer group: %v", r.Err)
+	}
+	if _, err := c.DescribeStreams("cg"); Message(err) != "Group cg is not a streams group." {
+		t.Fatalf("describe streams on a consumer group: %v", err)
+	}
+	var kinds []string
+	for _, o := range c.ListGroups() {
+		kinds = append(kinds, o.ID+"/"+o.Type)
+	}
+	if fmt.Sprint(kinds) != "[app/streams cg/consumer]" {
+		t.Fatalf("list: %v", kinds)
+	}
+}
+
+func TestStreamsHeartbeatValidation(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 1})
+	empty := ""
+	for _, tc := range []struct {
+		name string
+		req  StreamsHeartbeatRequest
+		err  *Error
+		msg  string
+	}{
+		{"no member id", StreamsHeartbeatRequest{Group: "g", RebalanceTimeout: -1}, ErrInvalidRequest, "MemberId can't be empty."},
+		{"no group", StreamsHeartbeatRequest{MemberID: "m", RebalanceTimeout: -1}, ErrInvalidRequest, "GroupId can't be empty."},
+		{"empty instance id", StreamsHeartbeatRequest{Group: "g", MemberID: "m", InstanceID: &empty, RebalanceTimeout: -1}, ErrInvalidRequest, "InstanceId can't be empty."},
+		{"join without rebalance timeout", StreamsHeartbeatRequest{Group: "g", MemberID: "m", RebalanceTimeout: -1, Topology: wordCount()}, ErrInvalidRequest, "RebalanceTimeoutMs must be provided in first request."},
+		{"join owning tasks", StreamsHeartbeatRequest{Group: "g", MemberID: "m", Topology: wordCount(), Active: map[string][]int32{"0": {0}}, Standby: map[string][]int32{}, Warmup: map[string][]int32{}}, ErrInvalidRequest, "ActiveTasks must be empty when (re-)joining."},
+		{"partial task lists", StreamsHeartbeatRequest{Group: "g", MemberID: "m", MemberEpoch: 3, RebalanceTimeout: -1, Active: map[string][]int32{}}, ErrInvalidRequest, "If one task-type is non-null, all must be non-null."},
+		{"epoch below -2", StreamsHeartbeatRequest{Group: "g", MemberID: "m", MemberEpoch: -3, RebalanceTimeout: -1}, ErrInvalidRequest, "MemberEpoch is -3, but must be greater than or equal to -2."},
+		{"regex source", StreamsHeartbeatRequest{Group: "g", MemberID: "m", Topology: &StreamsTopology{Subtopologies: []StreamsSubtopology{{ID: "0", SourceTopicRegex: []string{"a.*"}}}}}, ErrInvalidRequest, "Regular expressions for source topics are not supported yet."},
+		{"changelog with partitions", StreamsHeartbeatRequest{Group: "g", MemberID: "m", Topology: &StreamsTopology{Subtopologies: []StreamsSubtopology{{ID: "0", SourceTopics: []string{"in"}, StateChangelogTopics: []StreamsTopicInfo{{Name: "c", Partitions: 2}}}}}}, ErrStreamsInvalidTopology, "Changelog topic c must have an undefined partition count, but it is set to 2."},
+		{"static leave without instance", StreamsHeartbeatRequest{Group: "g", MemberID: "m", MemberEpoch: -2, RebalanceTimeout: -1}, ErrInvalidRequest, "InstanceId can't be null."},
+		{"unknown group", StreamsHeartbeatRequest{Group: "g", MemberID: "m", MemberEpoch: 4, RebalanceTimeout: -1}, ErrUnknownMemberID, "Member m is not a member of group g."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.c.StreamsHeartbeat(tc.req)
+			if !errors.Is(r.Err, tc.err) || Message(r.Err) != tc.msg {
+				t.Fatalf("got %v (%q), want %v %q", r.Err, Message(r.Err), tc.err, tc.msg)
+			}
+		})
+	}
+}
+
+// TestStreamsOffsets: commits carry the member epoch; an empty group
+// accepts admin commits; offset deletion refuses the topics it reads.
+func TestStreamsOffsets(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 1, "app-rep": 1, "app-a-changelog": 1, "app-b-changelog": 1})
+	c := f.c
+	a := c.StreamsHeartbeat(streamsJoin("a", "p1", wordCount()))
+	tp := TopicPartition{Topic: "in", Partition: 0}
+	commit := func(member string, epoch int32) error {
+		_, err := c.CommitOffsets(CommitRequest{Group: "app", MemberID: member, Generation: epoch, Offsets: map[TopicPartition]Offset{tp: {Offset: 5}}, StaleEpochError: true})
+		return err
+	}
+	if err := commit("a", a.MemberEpoch); err != nil {
+		t.Fatal(err)
+	}
+	if err := commit("a", a.MemberEpoch+1); !errors.Is(err, ErrStaleMemberEpoch) {
+		t.Fatalf("wrong epoch: %v", err)
+	}
+	if err := commit("ghost", 1); !errors.Is(err, ErrUnknownMemberID) {
+		t.Fatalf("unknown member: %v", err)
+	}
+	if _, err := c.FetchOffsets("app", "a", a.MemberEpoch+3, []TopicPartition{tp}, false); !errors.Is(err, ErrStaleMemberEpoch) {
+		t.Fatalf("fetch with a stale epoch: %v", err)
+	}
+	perr, err := c.DeleteOffsets("app", []TopicPartition{tp})
+	if err != nil || !errors.Is(perr[tp], ErrGroupSubscribedToTopic) {
+		t.Fatalf("delete offsets of a source topic: %v %v", err, perr)
+	}
+	c.StreamsHeartbeat(beat("a", LeaveEpoch))
+	if err := commit("", -1); err != nil {
+		t.Fatalf("admin commit to an empty group: %v", err)
+	}
+	if perr, err := c.DeleteOffsets("app", []TopicPartition{tp}); err != nil || perr[tp] != nil {
+		t.Fatalf("delete offsets of an empty group: %v %v", err, perr)
+	}
+}
