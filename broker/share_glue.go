@@ -55,6 +55,7 @@ func (s *Server) shareSettings(group string) share.Settings {
 		MaxSize:           int(c.GroupShareMaxSize),
 		AutoOffsetReset:   "latest",
 		RenewEnabled:      true,
+		FairAcquisition:   true,
 		MaxSessions:       int(c.GroupShareMaxShareSessions),
 		FetchMaxBytes:     int(c.FetchMaxBytes),
 		DLQAutoCreate:     c.ErrorsDLQAutoCreateTopicsEnable,

@@ -58,6 +58,8 @@ var groupKeys = []*groupKey{
 		doc: "Controls how to read records written transactionally."},
 	{name: "share.renew.acknowledge.enable", typ: TypeBoolean, def: "true",
 		doc: "Whether the renew acknowledge type is enabled for the share group."},
+	{name: "sharq.share.fair.acquisition.enable", typ: TypeBoolean, def: "true",
+		doc: "sharq only: while other members assigned a share-partition wait with empty fetches, a member gets no more than its fair share of the records in flight, and log batches are split into record ranges so the waiting members get work. Off: Kafka's batch-optimised acquisition."},
 	{name: "share.assignment.interval.ms", typ: TypeInt, broker: "group.share.assignment.interval.ms", valid: atLeast(0),
 		minKey: "group.share.min.assignment.interval.ms", maxKey: "group.share.max.assignment.interval.ms",
 		doc: "The interval between assignment updates for a share group."},

@@ -20,6 +20,9 @@ func TestValidateGroupConfig(t *testing.T) {
 		{"share.auto.offset.reset", "sometime", ErrInvalidConfig},
 		{"share.isolation.level", "read_committed", nil},
 		{"errors.deadletterqueue.topic.name", "__dlq", ErrInvalidConfig},
+		{"sharq.share.fair.acquisition.enable", "false", nil},
+		{"sharq.share.fair.acquisition.enable", "TRUE", nil},
+		{"sharq.share.fair.acquisition.enable", "sometimes", ErrInvalidConfig},
 		{"no.such.key", "1", ErrUnknownConfig},
 	} {
 		err := ValidateGroupConfig(c, tc.name, tc.value)

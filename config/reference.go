@@ -104,6 +104,15 @@ func writeText(w *bufio.Writer) error {
 			fmt.Fprintf(w, "      (valid: %s)\n", k.valid.String())
 		}
 	}
+	w.WriteString("\nGroup configuration keys (kafka-configs --entity-type groups; default = broker key):\n\n")
+	for _, k := range groupKeys {
+		def := k.def
+		if k.broker != "" {
+			def = k.broker
+		}
+		fmt.Fprintf(w, "  %s (%s) [%s]\n", k.name, k.typ, displayDefault(def, false))
+		fmt.Fprintf(w, "      %s\n", k.doc)
+	}
 	return nil
 }
 
@@ -156,6 +165,34 @@ func writeMarkdown(w *bufio.Writer) error {
 		}
 		fmt.Fprintf(w, "| `%s` | %s | `%s` | %s | %s | %s | %s |\n",
 			k.name, k.typ, mdCell(displayDefault(k.def, false)), syn, mdCell(valid), status, mdCell(k.doc))
+	}
+	w.WriteString("\n### Group configuration\n\n")
+	w.WriteString("Set per group with `kafka-configs --entity-type groups --entity-name <group> --alter --add-config`.\n\n")
+	w.WriteString("| Key | Type | Default | Broker key | Valid values | sharq | Description |\n")
+	w.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, k := range groupKeys {
+		valid := ""
+		if k.valid != nil {
+			valid = k.valid.String()
+		}
+		if k.minKey != "" {
+			valid = "[`" + k.minKey + "`,...,`" + k.maxKey + "`]"
+		}
+		def, broker := k.def, ""
+		if k.broker != "" {
+			def, broker = "", "`"+k.broker+"`"
+		}
+		if def != "" {
+			def = "`" + def + "`"
+		}
+		status := "yes"
+		switch {
+		case strings.HasPrefix(k.name, "sharq."):
+			status = "sharq only"
+		case strings.HasPrefix(k.name, "streams."):
+			status = "ignored (no streams groups)"
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s |\n", k.name, k.typ, mdCell(def), broker, mdCell(valid), status, mdCell(k.doc))
 	}
 	return nil
 }

@@ -169,6 +169,8 @@ type part struct {
 	release []InFlightRange
 	// bytesPerOffset of the last log read, to size the next (readSize).
 	bytesPerOffset float64
+	// fair is the fair-acquisition bookkeeping (fair.go).
+	fair fairState
 	// dlqQueued are the Archiving ranges whose dead-letter writes are
 	// queued or running; archScratch is reused to list them.
 	dlqQueued   []ArchivingRange

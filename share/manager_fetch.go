@@ -388,10 +388,17 @@ func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches 
 	}
 	p := r.p
 	p.mu.Lock()
-	eff, err := p.sp.Acknowledge(member, m.clock.Now(), batches)
+	now := m.clock.Now()
+	eff, err := p.sp.Acknowledge(member, now, batches)
 	if err != nil {
 		p.mu.Unlock()
 		return ErrorCode(err)
+	}
+	// How long the records were held: fair acquisition's floor.
+	for i := range batches {
+		if b := &batches[i]; len(b.Types) != 1 || b.Types[0] != AckRenew {
+			p.fair.acked(member, b.FirstOffset, b.LastOffset, now)
+		}
 	}
 	w := p.stageLocked(eff)
 	m.afterLocked(p, eff)
@@ -485,6 +492,15 @@ func (m *Manager) fetchLoop(ctx context.Context, req *FetchRequest, st *Settings
 	default:
 	}
 	rows := sc.res.Partitions
+	// This member now waits on each share-partition: fair acquisition
+	// (fair.go) limits what the others take while it does.
+	for _, i := range sc.fetch {
+		if p := rows[i].p; p != nil {
+			p.mu.Lock()
+			p.fair.park(req.Member)
+			p.mu.Unlock()
+		}
+	}
 	defer m.unpark(sc)
 	for {
 		// (Re-)register on every log and share-partition, then try again
@@ -519,8 +535,11 @@ func (m *Manager) unpark(sc *Scratch) {
 		if r.log != nil {
 			r.log.Unwatch(sc.wake)
 		}
-		if r.p != nil {
-			r.p.removeWaiter(sc.wake)
+		if p := r.p; p != nil {
+			p.mu.Lock()
+			delete(p.waiters, sc.wake)
+			p.fair.unpark(sc.Req.Member)
+			p.mu.Unlock()
 		}
 	}
 }
@@ -597,7 +616,7 @@ func (m *Manager) acquire(member string, r *PartitionResult, st *Settings, areq 
 	p.mu.Lock()
 	p.sp.SetConfig(st.PartitionConfig())
 	w := m.initLocked(p, r.log, st)
-	n, code, aw := m.acquireLocked(p, member, r, areq, maxBytes, sc)
+	n, code, aw := m.acquireLocked(p, member, r, areq, maxBytes, st.FairAcquisition, sc)
 	w = w.or(aw)
 	p.mu.Unlock()
 	if err := m.commit(p, w); err != nil {
@@ -610,7 +629,7 @@ func (m *Manager) acquire(member string, r *PartitionResult, st *Settings, areq 
 
 // acquireLocked is acquire's work under the share-partition's lock; the
 // caller commits the write it staged.
-func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq AcquireRequest, maxBytes int, sc *Scratch) (int64, int16, pendingWrite) {
+func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq AcquireRequest, maxBytes int, fair bool, sc *Scratch) (int64, int16, pendingWrite) {
 	lg := r.log
 	logStart := lg.LogStartOffset()
 	if p.sp.Full() && logStart <= p.sp.StartOffset() {
@@ -627,9 +646,20 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 		end = lg.LastStableOffset()
 		bounds.LastStable = end
 	}
+	limit := int64(-1)
+	if fair {
+		limit = p.fairLimit(member, end)
+		if limit >= 0 {
+			// Split batches: the rest stays Available for the members
+			// waiting (record_limit, as a client may ask for itself).
+			areq.MaxRecords, areq.Mode = int(limit), RecordLimit
+		}
+	}
 	var data []byte
 	var aborted []AbortedTxn
-	if from < end {
+	// limit 0: this member holds its share already. Nothing is read, and
+	// Acquire only applies a log-start move, as any acquisition does.
+	if from < end && limit != 0 {
 		before := len(sc.buf)
 		out, err := lg.Read(from, int32(p.readSize(areq.MaxRecords, maxBytes)), sc.buf)
 		if err != nil {
@@ -650,8 +680,9 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 			aborted = sc.aborted
 		}
 	}
+	now := m.clock.Now()
 	sc.src.Reset(from, data, bounds, aborted)
-	eff, err := p.sp.Acquire(member, m.clock.Now(), areq, &sc.src, &sc.ar)
+	eff, err := p.sp.Acquire(member, now, areq, &sc.src, &sc.ar)
 	sc.src.Reset(0, nil, Bounds{}, nil) // keep no reference to the bytes
 	if err != nil {
 		return 0, ErrorCode(err), pendingWrite{}
@@ -664,6 +695,14 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 		// by a read per try.
 		sc.buf = sc.buf[:len(sc.buf)-len(data)]
 		return 0, 0, w
+	}
+	if fair {
+		p.fair.note(member, sc.ar.RecordsLast, sc.ar.Count, now)
+		if limit > 0 {
+			// The rest of what was acquirable is for the members
+			// waiting: wake them.
+			p.wakeLocked()
+		}
 	}
 	r.Acquired = append(r.Acquired[:0], sc.ar.Acquired...)
 	r.Records = SliceBatches(data, sc.ar.RecordsFirst, sc.ar.RecordsLast)

@@ -19,6 +19,8 @@ type Settings struct {
 	AutoOffsetReset   string        // share.auto.offset.reset
 	ReadCommitted     bool          // share.isolation.level=read_committed
 	RenewEnabled      bool          // share.renew.acknowledge.enable
+	// FairAcquisition: sharq.share.fair.acquisition.enable (fair.go).
+	FairAcquisition bool
 
 	// Dead-letter queues (KIP-1191).
 	DLQEnabled    bool   // share.version >= 2
@@ -63,6 +65,9 @@ func (s Settings) WithOverrides(overrides map[string]string) Settings {
 	if v := overrides["share.renew.acknowledge.enable"]; v == "false" {
 		s.RenewEnabled = false
 	}
+	if v, ok := overrides[FairAcquisitionKey]; ok {
+		s.FairAcquisition = !strings.EqualFold(strings.TrimSpace(v), "false")
+	}
 	if v, ok := overrides["errors.deadletterqueue.topic.name"]; ok {
 		s.DLQTopic = strings.TrimSpace(v)
 	}
@@ -71,6 +76,10 @@ func (s Settings) WithOverrides(overrides map[string]string) Settings {
 	}
 	return s
 }
+
+// FairAcquisitionKey is the group config that turns fair acquisition
+// (fair.go) off; it is on by default.
+const FairAcquisitionKey = "sharq.share.fair.acquisition.enable"
 
 // PartitionConfig is the share-partition part of the settings.
 func (s Settings) PartitionConfig() Config {
