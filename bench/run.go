@@ -98,7 +98,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 	}
 
 	res := newResults(cfg.Brokers)
-	ws := buildWorkloads(cfg)
+	ws := append(buildWorkloads(cfg), tlsWorkloads(cfg)...)
 	if cfg.Only != nil {
 		kept := ws[:0]
 		for _, w := range ws {
@@ -148,6 +148,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 			"in 10 ms ticks; share workloads count from after their topic was filled. The clients run on the same 2 cores, "+
 			"so a broker that needs less CPU leaves more to them.",
 	)
+	if wantsTLS(ws) {
+		notes = append(notes, tlsNote(cfg))
+	}
 	meta := reportMeta{
 		Date:     began.UTC().Format("2006-01-02"),
 		When:     began.UTC().Format(time.RFC3339),
@@ -169,7 +172,27 @@ func session(ctx context.Context, cfg config, b broker, java *interop.Java, ws [
 	defer os.RemoveAll(dir)
 	name := b.name()
 
-	nd, err := b.prepare(ctx, filepath.Join(dir, "main"))
+	// The TLS rows need an SSL listener beside PLAINTEXT; other sessions
+	// start the brokers as they always did.
+	var (
+		nd      node
+		err     error
+		tlsAddr string
+		tlsMat  *tlsMaterial
+	)
+	tp, canTLS := b.(tlsPreparer)
+	if wantsTLS(ws) && canTLS {
+		if tlsMat, err = newTLSMaterial(filepath.Join(dir, "tls")); err != nil {
+			return err
+		}
+		nd, tlsAddr, err = tp.prepareTLS(ctx, filepath.Join(dir, "main"), tlsMat)
+		if errors.Is(err, errNoTLS) {
+			tlsAddr, tlsMat = "", nil
+			nd, err = b.prepare(ctx, filepath.Join(dir, "main"))
+		}
+	} else {
+		nd, err = b.prepare(ctx, filepath.Join(dir, "main"))
+	}
 	if err != nil {
 		return err
 	}
@@ -192,7 +215,7 @@ func session(ctx context.Context, cfg config, b broker, java *interop.Java, ws [
 		res.add(metricDef{secMemory, "idle RSS, empty", "MiB", false}, name, float64(rss)/1024)
 	}
 	e := &env{cfg: cfg, broker: name, addr: p.Bootstrap, java: java, log: log,
-		topics: map[string]bool{}, filled: map[string]bool{}, pid: p.Pid()}
+		topics: map[string]bool{}, filled: map[string]bool{}, pid: p.Pid(), tlsAddr: tlsAddr, tlsMat: tlsMat}
 	if cfg.WarmupRecords > 0 {
 		if err := warmup(ctx, e, cfg.WarmupRecords); err != nil {
 			return fmt.Errorf("warm-up: %w", err)

@@ -27,6 +27,9 @@ type env struct {
 	topics map[string]bool // created in this broker session
 	filled map[string]bool // share topics already filled
 
+	tlsAddr string       // the SSL listener, "" without one (tls.go)
+	tlsMat  *tlsMaterial // its certificate
+
 	pid     int           // the broker process
 	cpuFrom time.Duration // its CPU time when the running workload's measured part began
 }
@@ -49,6 +52,7 @@ type workload struct {
 	name    string // also the label of its peak RSS row
 	needs   []int16
 	jvm     bool // uses Kafka's Java tools
+	tls     bool // runs on the broker's SSL listener (tls.go)
 	metrics []metricDef
 	run     func(ctx context.Context, e *env) ([]float64, error) // one value per metric, in order
 }
@@ -358,6 +362,10 @@ func runWorkload(ctx context.Context, e *env, apis map[int16]int16, w workload, 
 	}
 	if w.jvm && e.java == nil {
 		skip("no JVM clients")
+		return
+	}
+	if w.tls && e.tlsAddr == "" {
+		skip("no TLS listener")
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)

@@ -170,8 +170,3 @@ func (r *request) describeTopic(t *raftmeta.Topic, includeOps bool) kmsg.Metadat
 	}
 	return mt
 }
-
-// topicAllOperations is the bit set of every ACL operation that applies to
-// a topic (READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
-// ALTER_CONFIGS): without an authorizer every principal may do all of them.
-const topicAllOperations = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11

@@ -23,9 +23,6 @@ import (
 
 func init() { regKey(15, 0, 6, handleDescribeGroups) }
 
-// groupAllOperations: READ, DESCRIBE, DELETE on a group (no authorizer).
-const groupAllOperations = 1<<3 | 1<<6 | 1<<8
-
 func handleDescribeGroups(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
@@ -38,8 +35,11 @@ func handleDescribeGroups(r *request, kreq kmsg.Request) (kmsg.Response, error) 
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = r.authorizedOperations(resGroup, id, groupAllOperations)
+		// As Kafka: a group answered with an error gets no operations.
+		fillOps := func() {
+			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+				g.AuthorizedOperations = r.authorizedOperations(resGroup, id, groupAllOperations)
+			}
 		}
 		d, err := r.s.coord.groups.DescribeClassic(id)
 		if err != nil {
@@ -56,6 +56,7 @@ func handleDescribeGroups(r *request, kreq kmsg.Request) (kmsg.Response, error) 
 			if r.version >= 6 && g.ErrorCode == 0 {
 				g.ErrorCode, g.ErrorMessage = groupError(err)
 			}
+			fillOps()
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
@@ -76,6 +77,7 @@ func handleDescribeGroups(r *request, kreq kmsg.Request) (kmsg.Response, error) 
 			}
 			g.Members = append(g.Members, gm)
 		}
+		fillOps()
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil

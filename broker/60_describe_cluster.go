@@ -40,8 +40,3 @@ func handleDescribeCluster(r *request, kreq kmsg.Request) (kmsg.Response, error)
 	}
 	return resp, nil
 }
-
-// clusterAllOperations: every cluster ACL operation (CREATE, CLUSTER_ACTION,
-// DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER, DESCRIBE), all
-// allowed without an authorizer.
-const clusterAllOperations = 1<<4 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12

@@ -39,10 +39,11 @@ func handleConsumerGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, 
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		if req.IncludeAuthorizedOperations {
+		d, err := r.s.coord.groups.DescribeConsumer(id)
+		// As Kafka: a group answered with an error gets no operations.
+		if req.IncludeAuthorizedOperations && err == nil {
 			g.AuthorizedOperations = r.authorizedOperations(resGroup, id, groupAllOperations)
 		}
-		d, err := r.s.coord.groups.DescribeConsumer(id)
 		if err != nil {
 			g.ErrorCode, g.ErrorMessage = groupError(err)
 			for _, o := range r.s.coord.others {

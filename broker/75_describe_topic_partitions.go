@@ -12,6 +12,8 @@ package broker
 //   with a negative partition, or naming a topic the request does not
 //   list, is INVALID_REQUEST on every listed topic (as Kafka).
 // * Unknown topics: UNKNOWN_TOPIC_OR_PARTITION.
+// * TopicAuthorizedOperations is always filled (the request has no flag), as
+//   Kafka does, except for a topic answered TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"sort"
@@ -85,6 +87,10 @@ func handleDescribeTopicPartitions(r *request, kreq kmsg.Request) (kmsg.Response
 			resp.Topics = append(resp.Topics, rt)
 			continue
 		}
+		// Kafka fills every topic's operations (there is no flag to ask),
+		// an unknown topic's too; only one the principal may not describe
+		// goes without.
+		rt.AuthorizedOperations = r.authorizedOperations(resTopic, name, topicAllOperations)
 		if t == nil {
 			rt.ErrorCode = errUnknownTopicOrPartition
 			resp.Topics = append(resp.Topics, rt)

@@ -78,6 +78,28 @@ func (r *request) authorizeAnyOfType(resourceType, op int8) bool {
 	return a.AuthorizeAny(r.s.meta.Image().ACLs, r.Principal(), r.host(), resourceType, op)
 }
 
+// Without an authorizer a principal may do every operation Kafka's ACL
+// table lists for the resource type (AclEntry.supportedOperations), and
+// that is the bit set Kafka answers:
+//   - topic: READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+//   - group: READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+//   - cluster: CREATE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER, DESCRIBE
+//
+// One table (acl.Operations) serves both cases, so the two cannot drift.
+var (
+	topicAllOperations   = allOperations(resTopic)
+	groupAllOperations   = allOperations(resGroup)
+	clusterAllOperations = allOperations(resCluster)
+)
+
+func allOperations(resourceType int8) int32 {
+	var bits int32
+	for _, op := range acl.Operations(resourceType) {
+		bits |= 1 << op
+	}
+	return bits
+}
+
 // authorizedOperations is the *AuthorizedOperations bit set of a resource;
 // all is the set without an authorizer.
 func (r *request) authorizedOperations(resourceType int8, name string, all int32) int32 {

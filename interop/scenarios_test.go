@@ -29,6 +29,7 @@ var scenarios = []scenario{
 	{name: "topics", run: scenarioTopics},
 	{name: "topic-errors", run: scenarioTopicErrors},
 	{name: "api-versions", run: scenarioAPIVersions},
+	{name: "authorized-ops", run: scenarioAuthorizedOps, requires: []int16{60, 68, 69, 75, 76, 77}},
 	{name: "features", run: scenarioFeatures},
 	{name: "features-update", run: scenarioFeaturesUpdate, requires: []int16{57}},
 	{name: "metadata-quorum", run: scenarioMetadataQuorum, requires: []int16{55}},
