@@ -538,7 +538,7 @@ func (m *Manager) unpark(sc *Scratch) {
 		if p := r.p; p != nil {
 			p.mu.Lock()
 			delete(p.waiters, sc.wake)
-			p.fair.unpark(sc.Req.Member)
+			p.fair.unpark(sc.Req.Member, m.clock.Now())
 			p.mu.Unlock()
 		}
 	}
@@ -648,7 +648,7 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 	}
 	limit := int64(-1)
 	if fair {
-		limit = p.fairLimit(member, end)
+		limit = p.fairLimit(member, len(sc.fetch), end, m.clock.Now())
 		if limit >= 0 {
 			// Split batches: the rest stays Available for the members
 			// waiting (record_limit, as a client may ask for itself).
@@ -698,6 +698,7 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 	}
 	if fair {
 		p.fair.note(member, sc.ar.RecordsLast, sc.ar.Count, now)
+		p.fair.served(member, now)
 		if limit > 0 {
 			// The rest of what was acquirable is for the members
 			// waiting: wake them.
