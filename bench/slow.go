@@ -158,7 +158,10 @@ func joinThenProduce(ctx context.Context, e *env, topic, group string, consumers
 }
 
 // waitShareMembers polls ShareGroupDescribe until group has members
-// members, each with at least one partition assigned.
+// members, each with at least one partition assigned, and the partitions
+// have the same number of members give or take one (a group that joins one
+// member at a time may pass through lopsided assignments; one that stays
+// lopsided for settleFor is taken as it is).
 func waitShareMembers(ctx context.Context, addr, group string, members int) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
@@ -166,6 +169,8 @@ func waitShareMembers(ctx context.Context, addr, group string, members int) erro
 	}
 	defer cl.Close()
 	last := "no answer"
+	const settleFor = 10 * time.Second
+	settle := time.Now().Add(settleFor)
 	for {
 		req := kmsg.NewPtrShareGroupDescribeRequest()
 		req.GroupIDs = []string{group}
@@ -178,17 +183,29 @@ func waitShareMembers(ctx context.Context, addr, group string, members int) erro
 		default:
 			g := resp.Groups[0]
 			assigned := 0
+			perPartition := map[int32]int{}
 			for _, m := range g.Members {
 				if len(m.Assignment.TopicPartitions) > 0 {
 					assigned++
 				}
+				for _, tp := range m.Assignment.TopicPartitions {
+					for _, p := range tp.Partitions {
+						perPartition[p]++
+					}
+				}
+			}
+			lo, hi := members, 0
+			for _, n := range perPartition {
+				lo, hi = min(lo, n), max(hi, n)
 			}
 			if err := kerr.ErrorForCode(g.ErrorCode); err != nil {
 				last = err.Error()
-			} else if assigned >= members {
+			} else if assigned >= members && (hi-lo <= 1 || time.Now().After(settle)) {
+				// Balanced (members per partition within one), or as
+				// balanced as the assignor gets in settleFor.
 				return nil
 			} else {
-				last = fmt.Sprintf("%d of %d members assigned", assigned, members)
+				last = fmt.Sprintf("%d of %d members assigned, members per partition %v", assigned, members, perPartition)
 			}
 		}
 		select {

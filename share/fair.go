@@ -29,8 +29,8 @@ import (
 //
 // floor keeps fast consumers on today's whole batches: it is the number of
 // records a member processes in fairQuantum, from the time records stay
-// acquired before they are acknowledged (an average over recent
-// acquisitions of the share-partition). Splitting a batch costs one more
+// acquired before they are acknowledged and the time between a member's
+// acknowledgements (averages over the share-partition's recent ones). Splitting a batch costs one more
 // fetch and a second copy of the batch's bytes; that pays only when a
 // member would sit on the records for longer than that. Before anything was
 // acknowledged the floor is one record. With no other member waiting or
@@ -79,9 +79,13 @@ type fairState struct {
 	perRecord float64
 	// holders is scratch for the distinct owners of acquired records.
 	holders []string
-	// spread is, per member, how many share-partitions its last fetch
-	// here asked for (fairLimit).
-	spread map[string]int32
+	// members: per member, how many share-partitions its last fetch here
+	// asked for (fairLimit) and when it last acknowledged records here.
+	members map[string]memberInfo
+	// ackGap is the moving average of the time between two
+	// acknowledgements of a member divided by the records the second one
+	// acknowledged, in nanoseconds; 0 = not known yet.
+	ackGap float64
 }
 
 // park registers a ShareFetch of member parking on the share-partition.
@@ -153,12 +157,22 @@ func (f *fairState) acked(member string, first, last int64, now time.Time) {
 	}
 }
 
-// floor is the number of records worth fairQuantum of holding time.
+// floor is the number of records worth fairQuantum of work. A record's
+// time is the smaller of two estimates, each too high in its own way: how
+// long records stay acquired per record (too high when a client fetches
+// ahead and records wait in its buffer), and the time between a member's
+// acknowledgements per record acknowledged (too high when the member was
+// idle, waiting for records). A fast consumer shows up as fast in at least
+// one of them.
 func (f *fairState) floor() int64 {
-	if f.perRecord <= 0 {
+	per := f.perRecord
+	if f.ackGap > 0 && (per <= 0 || f.ackGap < per) {
+		per = f.ackGap
+	}
+	if per <= 0 {
 		return 1
 	}
-	n := float64(fairQuantum) / f.perRecord
+	n := float64(fairQuantum) / per
 	if n > 1<<40 {
 		return 1 << 40
 	}
@@ -253,11 +267,9 @@ func (p *SharePartition) Fair(member string, end int64, v *FairView, holders []s
 // (the spread of other members is what their last fetch here said).
 func (p *part) fairLimit(member string, spread int, end int64, now time.Time) int64 {
 	f := &p.fair
-	if f.spread == nil || len(f.spread) > fairSpreadMax {
-		f.spread = map[string]int32{}
-	}
-	if f.spread[member] != int32(spread) {
-		f.spread[member] = int32(spread)
+	if mi := f.member(member); mi.spread != int32(spread) {
+		mi.spread = int32(spread)
+		f.setMember(member, mi)
 	}
 	t := now.UnixNano()
 	others := f.othersWaiting(member, t)
@@ -291,16 +303,53 @@ func (p *part) fairLimit(member string, spread int, end int64, now time.Time) in
 	return limit
 }
 
-// fairSpreadMax bounds the members whose spread a share-partition keeps;
-// past it the map starts again (members that left are forgotten).
-const fairSpreadMax = 1024
+// fairMembersMax bounds the members a share-partition keeps information
+// on; past it the map starts again (members that left are forgotten).
+const fairMembersMax = 1024
+
+type memberInfo struct {
+	spread  int32
+	lastAck int64 // UnixNano
+}
+
+func (f *fairState) member(member string) memberInfo {
+	return f.members[member]
+}
+
+func (f *fairState) setMember(member string, mi memberInfo) {
+	if f.members == nil || len(f.members) > fairMembersMax {
+		f.members = map[string]memberInfo{}
+	}
+	f.members[member] = mi
+}
 
 // weight is 1/spread of member (1 when unknown).
 func (f *fairState) weight(member string) float64 {
-	if k := f.spread[member]; k > 1 {
+	if k := f.members[member].spread; k > 1 {
 		return 1 / float64(k)
 	}
 	return 1
+}
+
+// ackedRecords notes that member acknowledged n records here at now: the
+// time since its previous acknowledgement over n is the second estimate of
+// the time a record takes (see floor).
+func (f *fairState) ackedRecords(member string, n int64, now time.Time) {
+	if n <= 0 {
+		return
+	}
+	mi := f.member(member)
+	t := now.UnixNano()
+	if mi.lastAck > 0 && t > mi.lastAck {
+		sample := float64(t-mi.lastAck) / float64(n)
+		if f.ackGap == 0 {
+			f.ackGap = sample
+		} else {
+			f.ackGap += (sample - f.ackGap) / 4
+		}
+	}
+	mi.lastAck = t
+	f.setMember(member, mi)
 }
 
 // Parked is how many members have a ShareFetch parked on the

@@ -234,6 +234,17 @@ func TestFairStateFloorAndMarks(t *testing.T) {
 	if got := time.Duration(f.perRecord); got != time.Millisecond {
 		t.Fatalf("per record %v after a second ack", got)
 	}
+	// The gap between a member's acknowledgements per record: the smaller
+	// estimate wins (a fast consumer whose records waited in its buffer).
+	t1 := time.Unix(50, 0)
+	f.ackedRecords("c", 100, t1)
+	f.ackedRecords("c", 100, t1.Add(time.Millisecond)) // 10µs per record
+	if got := time.Duration(f.ackGap); got != 10*time.Microsecond {
+		t.Fatalf("ack gap %v, want 10µs", got)
+	}
+	if got := f.floor(); got != int64(fairQuantum/(10*time.Microsecond)) {
+		t.Fatalf("floor %d with a 10µs ack gap", got)
+	}
 	// Waiting members: parked, or answered empty less than fairGrace ago.
 	now := time.Unix(100, 0)
 	f.park("x")
@@ -277,7 +288,7 @@ func TestFairLimitSpread(t *testing.T) {
 	p.sp.Initialise(0, 0)
 	now := time.Unix(100, 0)
 	p.fair.park("b")
-	p.fair.spread = map[string]int32{"b": 1}
+	p.fair.setMember("b", memberInfo{spread: 1})
 	if got := p.fairLimit("a", 2, 300, now); got != 100 {
 		t.Fatalf("a (2 partitions) limit %d, want 100", got)
 	}

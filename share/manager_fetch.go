@@ -395,11 +395,14 @@ func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches 
 		return ErrorCode(err)
 	}
 	// How long the records were held: fair acquisition's floor.
+	var acked int64
 	for i := range batches {
 		if b := &batches[i]; len(b.Types) != 1 || b.Types[0] != AckRenew {
 			p.fair.acked(member, b.FirstOffset, b.LastOffset, now)
+			acked += b.LastOffset - b.FirstOffset + 1
 		}
 	}
+	p.fair.ackedRecords(member, acked, now)
 	w := p.stageLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
