@@ -10,8 +10,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/brokertest"
+	"sharq/share"
 )
 
 // BenchmarkE2E produces b.N 100-byte records with a franz-go producer to an
@@ -116,6 +118,12 @@ func BenchmarkShareConsume(b *testing.B) {
 // polling at most 100 records and flushing its acks every time, so every
 // 100 records cost a ShareFetch and a ShareAcknowledge.
 func BenchmarkSharePoll100(b *testing.B) {
+	for _, fair := range []string{"true", "false"} {
+		b.Run("fair="+fair, func(b *testing.B) { benchSharePoll100(b, fair) })
+	}
+}
+
+func benchSharePoll100(b *testing.B, fair string) {
 	br := brokertest.New(b)
 	adm := newAdmin(b, br)
 	mustCreateTopic(b, adm, "shared", 2, nil)
@@ -133,6 +141,16 @@ func BenchmarkSharePoll100(b *testing.B) {
 	offsets := kadm.Offsets{"shared": {0: {Topic: "shared", Partition: 0, At: 0}, 1: {Topic: "shared", Partition: 1, At: 0}}}
 	if _, err := adm.AlterShareGroupOffsets(ctx, "bench", offsets); err != nil {
 		b.Fatal(err)
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "bench"
+	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value = share.FairAcquisitionKey, &fair
+	res.Configs = append(res.Configs, cfg)
+	req.Resources = append(req.Resources, res)
+	if resp, err := req.RequestWith(ctx, newClient(b, br)); err != nil || resp.Resources[0].ErrorCode != 0 {
+		b.Fatalf("set %s: %v %+v", share.FairAcquisitionKey, err, resp)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
