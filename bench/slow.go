@@ -163,6 +163,10 @@ func joinThenProduce(ctx context.Context, e *env, topic, group string, consumers
 // member at a time may pass through lopsided assignments; one that stays
 // lopsided for settleFor is taken as it is).
 func waitShareMembers(ctx context.Context, addr, group string, members int) error {
+	// A broker that never assigns them (kfake and the Java client) fails
+	// the row in a minute, not at the workload timeout.
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return fmt.Errorf("admin client: %w", err)
@@ -271,6 +275,9 @@ func jvmSlowShare(ctx context.Context, e *env, topic, group string, consumers, n
 		r := <-done
 		return 0, "", fmt.Errorf("%w\nstderr:\n%s", err, tail(r.res.Stderr, 2000))
 	}
+	// Ten times the ideal time and a minute more is a hang, not a figure.
+	limit := time.AfterFunc(time.Minute+10*time.Duration(n)*delay/time.Duration(consumers), cancel)
+	defer limit.Stop()
 	r := <-done
 	if r.err != nil {
 		return 0, "", fmt.Errorf("SlowShareConsumer: %s\n%w\nstdout:\n%s\nstderr:\n%s", cause(r.res.Stderr), r.err, tail(r.res.Stdout, 2000), tail(r.res.Stderr, 2000))
