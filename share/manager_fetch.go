@@ -655,7 +655,12 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 		if limit >= 0 {
 			// Split batches: the rest stays Available for the members
 			// waiting (record_limit, as a client may ask for itself).
-			areq.MaxRecords, areq.Mode = int(limit), RecordLimit
+			// Never more than the client asked for: a record_limit
+			// client's MaxRecords is a hard limit.
+			if areq.MaxRecords <= 0 {
+				areq.MaxRecords = DefaultMaxRecords
+			}
+			areq.MaxRecords, areq.Mode = int(min(limit, int64(areq.MaxRecords))), RecordLimit
 		}
 	}
 	var data []byte
