@@ -34,7 +34,7 @@ func TestSmoke(t *testing.T) {
 	cfg.ProduceRecords = map[int]int{100: 5000, 1024: 2000}
 	cfg.ShareConsumers = []int{1, 3}
 	cfg.SharePartitions = []int{2}
-	cfg.ShareRecords, cfg.ShareSlowRecords = 1000, 100
+	cfg.ShareRecords, cfg.ShareSlowRecords, cfg.SharePollRecords = 1000, 100, 1000
 	cfg.StartupRuns = 3
 	cfg.WarmupRecords = 1000
 	cfg.IdleSettle = 100 * time.Millisecond

@@ -37,6 +37,7 @@ type config struct {
 	SharePartitions  []int
 	ShareRecords     int // per accept-all run
 	ShareSlowRecords int // per run with 1 ms of processing per record
+	SharePollRecords int // per run of consumers that poll 100 records and flush acks each time
 	ShareValueSize   int
 
 	StartupRuns      int   // sharq and kfake
@@ -63,7 +64,7 @@ func defaultConfig(quick bool) config {
 			ValueSizes:     []int{100, 1024},
 			ProduceRecords: map[int]int{100: 20000, 1024: 5000},
 			ShareConsumers: []int{1, 3, 10}, SharePartitions: []int{2, 6},
-			ShareRecords: 3000, ShareSlowRecords: 300, ShareValueSize: 100,
+			ShareRecords: 3000, ShareSlowRecords: 300, SharePollRecords: 3000, ShareValueSize: 100,
 			StartupRuns: 5, KafkaStartupRuns: 2, WarmupRecords: 5000,
 			RestartPartitions: []int{100, 1000},
 			IdleSettle:        300 * time.Millisecond, Timeout: 3 * time.Minute,
@@ -77,7 +78,7 @@ func defaultConfig(quick bool) config {
 		// A million records: at 100k, a run with 1 MB batches was ~11
 		// fetches and 40–180 ms long, so group start-up and single
 		// scheduling hiccups swung the figure by 2x between runs.
-		ShareRecords: 1000000, ShareSlowRecords: 5000, ShareValueSize: 100,
+		ShareRecords: 1000000, ShareSlowRecords: 5000, SharePollRecords: 300000, ShareValueSize: 100,
 		StartupRuns: 20, KafkaStartupRuns: 20, WarmupRecords: 200000,
 		StoredBytes: 1 << 30, BigBytes: 10 << 30, BigMinFree: 25 << 30,
 		RestartPartitions: []int{100, 1000, 10000},

@@ -235,6 +235,34 @@ func goConsume(ctx context.Context, addr, topic string, n int, opts ...kgo.Opt) 
 // rate counts from the first record delivered to the n-th, so group join
 // time is left out (the JVM tool's own figure includes it).
 func goShareConsume(ctx context.Context, addr, topic, group string, consumers, n int, proc time.Duration) (float64, error) {
+	r, err := goShareRun(ctx, addr, topic, group, shareRun{consumers: consumers, n: n, proc: proc})
+	return r.rate, err
+}
+
+// shareRun shapes a run of franz-go share consumers (goShareRun).
+type shareRun struct {
+	consumers, n int
+	proc         time.Duration // simulated work per record
+	// poll > 0: each consumer polls at most poll records and flushes its
+	// acks (FlushAcks) before the next poll.
+	poll int
+	// started, when set, runs once every consumer polls (e.g. waits until
+	// they joined and produces the records); its error ends the run.
+	started func(ctx context.Context) error
+}
+
+// shareResult is what goShareRun measured.
+type shareResult struct {
+	rate    float64       // records/s from the first record delivered to the n-th processed
+	elapsed time.Duration // that interval
+	per     []int64       // records processed by each consumer
+	spans   []string      // each consumer's first..last record, from the first record delivered
+}
+
+// goShareRun runs share consumers of group on topic until n deliveries
+// were accepted (see shareRun).
+func goShareRun(ctx context.Context, addr, topic, group string, sr shareRun) (shareResult, error) {
+	consumers, n, proc := sr.consumers, sr.n, sr.proc
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -250,27 +278,48 @@ func goShareConsume(ctx context.Context, addr, topic, group string, consumers, n
 			for _, c := range clients[:i] {
 				c.Close()
 			}
-			return 0, fmt.Errorf("share client: %w", err)
+			return shareResult{}, fmt.Errorf("share client: %w", err)
 		}
 		clients[i] = cl
 	}
-	for _, cl := range clients {
+	per := make([]int64, consumers)
+	starts, ends := make([]int64, consumers), make([]int64, consumers) // unix nanos of each consumer's first and last record
+	for ci, cl := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// due is when the work of the records so far is done: each
+			// record moves it by proc and the consumer sleeps to it, so a
+			// sleep's overshoot on a loaded machine is made up by the next
+			// records of the poll instead of being charged to the broker.
+			var due time.Time
 			for ctx.Err() == nil {
-				fs := cl.PollFetches(ctx)
+				var fs kgo.Fetches
+				if sr.poll > 0 {
+					fs = cl.PollRecords(ctx, sr.poll)
+				} else {
+					fs = cl.PollFetches(ctx)
+				}
 				for _, fe := range fs.Errors() {
 					if !errors.Is(fe.Err, context.Canceled) {
 						err := fe.Err
 						lastErr.Store(&err)
 					}
 				}
+				if now := time.Now(); due.Before(now) {
+					due = now // idle until these records came
+				}
 				fs.EachRecord(func(r *kgo.Record) {
 					if proc > 0 {
-						time.Sleep(proc)
+						due = due.Add(proc)
+						time.Sleep(time.Until(due))
 					}
 					r.Ack(kgo.AckAccept)
+					atomic.AddInt64(&per[ci], 1)
+					if atomic.LoadInt64(&starts[ci]) == 0 {
+						atomic.StoreInt64(&starts[ci], time.Now().UnixNano())
+					}
+					atomic.StoreInt64(&ends[ci], time.Now().UnixNano())
 					k := total.Add(1)
 					now := time.Now().UnixNano()
 					if k == 1 {
@@ -281,26 +330,44 @@ func goShareConsume(ctx context.Context, addr, topic, group string, consumers, n
 						cancel()
 					}
 				})
+				if sr.poll > 0 && ctx.Err() == nil {
+					if err := cl.FlushAcks(ctx); err != nil && ctx.Err() == nil {
+						lastErr.Store(&err)
+					}
+				}
 			}
 		}()
+	}
+	var startErr error
+	if sr.started != nil {
+		if startErr = sr.started(ctx); startErr != nil {
+			cancel()
+		}
 	}
 	wg.Wait()
 	for _, cl := range clients {
 		cl.Close()
+	}
+	if startErr != nil {
+		return shareResult{}, startErr
 	}
 	if doneAt.Load() == 0 {
 		err := fmt.Errorf("share group %s: %d of %d records", group, total.Load(), n)
 		if p := lastErr.Load(); p != nil {
 			err = fmt.Errorf("%w (last fetch error: %w)", err, *p)
 		}
-		return 0, err
+		return shareResult{}, err
 	}
 	elapsed := time.Duration(doneAt.Load() - firstAt.Load())
 	if elapsed <= 0 {
 		elapsed = time.Microsecond
 	}
 	// The first record starts the clock, so n-1 records fill the interval.
-	return float64(n-1) / elapsed.Seconds(), nil
+	span := make([]string, consumers)
+	for i := range span {
+		span[i] = fmt.Sprintf("%v..%v", time.Duration(starts[i]-firstAt.Load()).Round(time.Millisecond), time.Duration(ends[i]-firstAt.Load()).Round(time.Millisecond))
+	}
+	return shareResult{rate: float64(n-1) / elapsed.Seconds(), elapsed: elapsed, per: per, spans: span}, nil
 }
 
 // fillBytes produces records of size bytes to topic until total bytes of

@@ -15,7 +15,7 @@ const (
 	secCPU     = "Broker CPU"
 )
 
-var sectionOrder = []string{secProduce, secFetch, secShare, secCompaction, secTLS, secStartup, secMemory, secCPU}
+var sectionOrder = []string{secProduce, secFetch, secShare, secSlow, secCompaction, secTLS, secStartup, secMemory, secCPU}
 
 // metricDef is one row of the report.
 type metricDef struct {

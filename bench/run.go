@@ -142,6 +142,13 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 			"of %d B and each run with 1 ms per record %d; franz-go counts from the first delivered record to "+
 			"the last; kafka-share-consumer-perf-test includes the group join in its figure and has no processing-delay option.",
 			cfg.ShareRecords, cfg.ShareValueSize, cfg.ShareSlowRecords),
+		fmt.Sprintf("Share groups, slow consumers: share consumers spending 1 ms on each of %d records (Java: SlowShareConsumer in "+
+			"interop/java, Kafka 4.4's KafkaShareConsumer, implicit acknowledgement); the group joins before the records are "+
+			"produced in 16 KB batches to a new 2-partition topic; parallel efficiency = (records x 1 ms / consumers) / time from "+
+			"the first record delivered to the last processed. The 1 ms is paced (each consumer sleeps to a deadline advanced 1 ms per "+
+			"record) so sleep overshoot on a loaded machine is not counted as broker time; records are produced round robin. The poll-100 row: consumers poll at most 100 records and flush "+
+			"their acks each time (FlushAcks), %d records from a topic written in 16 KB batches.",
+			cfg.ShareSlowRecords, cfg.SharePollRecords),
 		"Memory: RSS of the broker process from /proc/<pid>/status; peak per workload is VmHWM after a clear_refs reset, "+
 			"backed by 25 ms VmRSS polling.",
 		"Broker CPU: user + system CPU seconds of the broker process (all threads) from /proc/<pid>/stat over each workload, "+

@@ -262,7 +262,7 @@ func buildWorkloads(cfg config) []workload {
 		// member takes at a time: both shapes are measured.
 		// A tenth more than any run consumes, so a run can reach its count
 		// while a member still holds a few acquired records.
-		fill := max(cfg.ShareRecords, cfg.ShareSlowRecords) * 11 / 10
+		fill := max(cfg.ShareRecords, cfg.ShareSlowRecords, cfg.SharePollRecords) * 11 / 10
 		prepFor := func(topic string, opts ...kgo.Opt) func(context.Context, *env, string) error {
 			return func(ctx context.Context, e *env, group string) error {
 				if !e.filled[topic] {
@@ -339,6 +339,7 @@ func buildWorkloads(cfg config) []workload {
 			})
 		}
 	}
+	ws = append(ws, slowWorkloads(cfg)...)
 	ws = append(ws, compactionWorkloads(cfg)...) // compaction.go
 	return ws
 }

@@ -59,7 +59,7 @@ var groupKeys = []*groupKey{
 	{name: "share.renew.acknowledge.enable", typ: TypeBoolean, def: "true",
 		doc: "Whether the renew acknowledge type is enabled for the share group."},
 	{name: "sharq.share.fair.acquisition.enable", typ: TypeBoolean, def: "true",
-		doc: "sharq only: while other members assigned a share-partition wait with empty fetches, a member gets no more than its fair share of the records in flight, and log batches are split into record ranges so the waiting members get work. Off: Kafka's batch-optimised acquisition."},
+		doc: "Fair acquisition: while other members of the share group wait for records of a share-partition or hold records there, a member gets no more than its fair share of the records in flight, and log batches are split into record ranges so the others get work. false: Kafka's batch-optimised acquisition (whole batches to whoever fetches first)."},
 	{name: "share.assignment.interval.ms", typ: TypeInt, broker: "group.share.assignment.interval.ms", valid: atLeast(0),
 		minKey: "group.share.min.assignment.interval.ms", maxKey: "group.share.max.assignment.interval.ms",
 		doc: "The interval between assignment updates for a share group."},

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"math"
 	"time"
 )
 
@@ -9,34 +10,38 @@ import (
 // Kafka's batch-optimised acquisition gives whole log batches to whichever
 // member fetches first, and clients fetch ahead, so with slow consumers one
 // member holds minutes of work while the others assigned the same
-// share-partition wait with empty fetches. While other members are parked on
-// a share-partition (waiting for records), the Manager limits an
-// acquisition to the member's fair share of the work in flight and lets
-// Acquire split a log batch into record ranges (record_limit), so the
-// remainder stays Available for the waiting members, which are woken.
+// share-partition wait with empty fetches. While other members wait on a
+// share-partition (a ShareFetch parked, or answered empty a moment ago) or
+// hold records there, the Manager limits an acquisition to the member's
+// fair share of the work in flight and lets Acquire split a log batch into
+// record ranges (record_limit), so the remainder stays Available for the
+// others; parked ones are woken.
 //
-//	members  = this one + the others parked on the share-partition + those
-//	           holding acquired records there
+//	members  = this one + the others waiting on the share-partition (a
+//	           ShareFetch parked, or answered empty in the last fairGrace)
+//	           + those holding acquired records there; the limit applies
+//	           when there is any other
 //	work     = records acquirable now (Available in the window, and new
 //	           records the window admits) + records held by every member
-//	share    = max(ceil(work / members), floor)
+//	share    = max(ceil(work x weight / members' weights), floor), where
+//	           a member's weight is 1 / the partitions it fetches from
 //	limit    = share - records this member already holds
 //
 // floor keeps fast consumers on today's whole batches: it is the number of
 // records a member processes in fairQuantum, from the time records stay
-// acquired before they are acknowledged (an average over recent
-// acquisitions of the share-partition). Splitting a batch costs one more
+// acquired before they are acknowledged and the time between a member's
+// acknowledgements (averages over the share-partition's recent ones). Splitting a batch costs one more
 // fetch and a second copy of the batch's bytes; that pays only when a
 // member would sit on the records for longer than that. Before anything was
-// acknowledged the floor is one record. Without parked members nothing is
-// limited: today's batch_optimized behaviour. The policy decides only which
+// acknowledged the floor is one record. With no other member waiting or
+// holding records nothing is limited: today's batch_optimized behaviour. The policy decides only which
 // member gets which records; ranges, delivery counts and locks are those of
 // any acquisition, so a client sees nothing it could not see from Kafka
 // (record_limit acquisitions split batches the same way).
 
 // fairQuantum is how much work (as time) a member may hold beyond its
 // share of the records before a split is worth it.
-const fairQuantum = 20 * time.Millisecond
+const fairQuantum = 50 * time.Millisecond
 
 // fairMarks bounds how many acquisitions a share-partition remembers to
 // time their acknowledgements.
@@ -50,34 +55,79 @@ type acqMark struct {
 	at     int64 // UnixNano
 }
 
+// fairGrace: a member whose ShareFetch was answered still counts as
+// contending for this long, covering the gap until its next ShareFetch
+// (clients re-send at once).
+const fairGrace = 100 * time.Millisecond
+
+// waiter is a member waiting for records of one share-partition.
+type waiter struct {
+	parked int   // its ShareFetches parked here now
+	until  int64 // UnixNano: answered empty, still waiting until then
+}
+
 // fairState is a share-partition's fair-acquisition bookkeeping, under
 // part.mu.
 type fairState struct {
-	// parked counts, per member, the ShareFetches parked on this
-	// share-partition (from entering the wait to answering).
-	parked map[string]int
-	marks  [fairMarks]acqMark
-	next   int
+	// waiting are the members contending for records here: a ShareFetch
+	// parked, or answered (empty or not) less than fairGrace ago.
+	waiting map[string]waiter
+	marks   [fairMarks]acqMark
+	next    int
 	// perRecord is the moving average of how long a record stays acquired
 	// before its acknowledgement, in nanoseconds; 0 = not known yet.
 	perRecord float64
 	// holders is scratch for the distinct owners of acquired records.
 	holders []string
+	// members: per member, how many share-partitions its last fetch here
+	// asked for (fairLimit) and when it last acknowledged records here.
+	members map[string]memberInfo
+	// ackGap is the moving average of the time between two
+	// acknowledgements of a member divided by the records the second one
+	// acknowledged, in nanoseconds; 0 = not known yet.
+	ackGap float64
 }
 
+// park registers a ShareFetch of member parking on the share-partition.
 func (f *fairState) park(member string) {
-	if f.parked == nil {
-		f.parked = map[string]int{}
+	if f.waiting == nil {
+		f.waiting = map[string]waiter{}
 	}
-	f.parked[member]++
+	w := f.waiting[member]
+	w.parked++
+	f.waiting[member] = w
 }
 
-func (f *fairState) unpark(member string) {
-	if n := f.parked[member]; n > 1 {
-		f.parked[member] = n - 1
-	} else {
-		delete(f.parked, member)
+// unpark ends a parked ShareFetch of member.
+func (f *fairState) unpark(member string, now time.Time) {
+	w, ok := f.waiting[member]
+	if !ok {
+		return
 	}
+	if w.parked > 0 {
+		w.parked--
+	}
+	w.until = now.Add(fairGrace).UnixNano()
+	f.waiting[member] = w
+}
+
+// served notes that member acquired records here. It still counts as a
+// contender for fairGrace: its next ShareFetch follows at once, and a
+// member that finished its records and is between two ShareFetches must
+// not see the others take everything in that gap.
+func (f *fairState) served(member string, now time.Time) {
+	if f.waiting == nil {
+		f.waiting = map[string]waiter{}
+	}
+	w := f.waiting[member]
+	w.until = now.Add(fairGrace).UnixNano()
+	f.waiting[member] = w
+}
+
+// isWaiting reports whether member waits for records here at now.
+func (f *fairState) isWaiting(member string, now int64) bool {
+	w, ok := f.waiting[member]
+	return ok && (w.parked > 0 || now < w.until)
 }
 
 // note remembers an acquisition of n records ending at last.
@@ -107,26 +157,53 @@ func (f *fairState) acked(member string, first, last int64, now time.Time) {
 	}
 }
 
-// floor is the number of records worth fairQuantum of holding time.
+// floor is the number of records worth fairQuantum of work. A record's
+// time is the smaller of two estimates, each too high in its own way: how
+// long records stay acquired per record (too high when a client fetches
+// ahead and records wait in its buffer), and the time between a member's
+// acknowledgements per record acknowledged (too high when the member was
+// idle, waiting for records). A fast consumer shows up as fast in at least
+// one of them.
 func (f *fairState) floor() int64 {
-	if f.perRecord <= 0 {
+	per := f.perRecord
+	if f.ackGap > 0 && (per <= 0 || f.ackGap < per) {
+		per = f.ackGap
+	}
+	if per <= 0 {
 		return 1
 	}
-	n := float64(fairQuantum) / f.perRecord
+	n := float64(fairQuantum) / per
 	if n > 1<<40 {
 		return 1 << 40
 	}
 	return max(1, int64(n))
 }
 
-// othersParked counts the members other than member parked on the
-// share-partition.
-func (f *fairState) othersParked(member string) int {
-	n := len(f.parked)
-	if _, ok := f.parked[member]; ok {
-		n--
+// othersWaiting counts the members other than member waiting for records
+// here at now, dropping those whose grace ran out.
+func (f *fairState) othersWaiting(member string, now int64) int {
+	n := 0
+	for mb, w := range f.waiting {
+		if w.parked == 0 && now >= w.until {
+			delete(f.waiting, mb)
+			continue
+		}
+		if mb != member {
+			n++
+		}
 	}
 	return n
+}
+
+// HeldByOthers reports whether a member other than member holds acquired
+// records. O(spans), stopping at the first.
+func (p *SharePartition) HeldByOthers(member string) bool {
+	for k := range p.ranges {
+		if r := &p.ranges[k]; r.state == Acquired && r.owner != member {
+			return true
+		}
+	}
+	return false
 }
 
 // FairView is what fair acquisition needs to know of the in-flight cache.
@@ -177,31 +254,118 @@ func (p *SharePartition) Fair(member string, end int64, v *FairView, holders []s
 }
 
 // fairLimit is the most records member may acquire from p now, or -1 for
-// no limit: nobody else is waiting, or the limit would not cut what the
-// member can take anyway (then batch_optimized keeps whole batches).
-func (p *part) fairLimit(member string, end int64) int64 {
+// no limit: no other member waits or holds records here, or the limit
+// would not cut what the member can take anyway (then batch_optimized
+// keeps whole batches). Members holding records count as contenders even
+// while no ShareFetch of theirs is parked: a client that fetches ahead
+// parks its next ShareFetch only after it was answered, and a member that
+// took the rest of the records in that gap would hold them all.
+//
+// spread is how many share-partitions the member fetches from (its
+// session's): a member assigned two partitions processes each one's
+// records at half its speed, so each member weighs 1/spread in the split
+// (the spread of other members is what their last fetch here said).
+func (p *part) fairLimit(member string, spread int, end int64, now time.Time) int64 {
 	f := &p.fair
-	others := f.othersParked(member)
-	if others == 0 {
-		return -1
+	if mi := f.member(member); mi.spread != int32(spread) {
+		mi.spread = int32(spread)
+		f.setMember(member, mi)
+	}
+	t := now.UnixNano()
+	others := f.othersWaiting(member, t)
+	if others == 0 && !p.sp.HeldByOthers(member) {
+		return -1 // alone: the common, cheap case
 	}
 	var v FairView
 	f.holders = p.sp.Fair(member, end, &v, f.holders[:0])
-	members := int64(1 + others)
+	self := f.weight(member)
+	total := self
+	for mb := range f.waiting {
+		if mb != member {
+			total += f.weight(mb)
+		}
+	}
 	for _, h := range f.holders {
-		if _, ok := f.parked[h]; !ok {
-			members++
+		if !f.isWaiting(h, t) {
+			total += f.weight(h)
 		}
 	}
 	clear(f.holders) // keep no member ids alive
 	work := v.Acquirable + v.Held
-	if work <= 0 {
+	if work <= 0 || total <= self {
 		return -1
 	}
-	share := max((work+members-1)/members, f.floor())
+	share := max(int64(math.Ceil(float64(work)*self/total)), f.floor())
 	limit := max(share-v.Own, 0)
 	if limit >= v.Acquirable {
 		return -1
 	}
 	return limit
+}
+
+// fairMembersMax bounds the members a share-partition keeps information
+// on; past it the map starts again (members that left are forgotten).
+const fairMembersMax = 1024
+
+type memberInfo struct {
+	spread  int32
+	lastAck int64 // UnixNano
+}
+
+func (f *fairState) member(member string) memberInfo {
+	return f.members[member]
+}
+
+func (f *fairState) setMember(member string, mi memberInfo) {
+	if f.members == nil || len(f.members) > fairMembersMax {
+		f.members = map[string]memberInfo{}
+	}
+	f.members[member] = mi
+}
+
+// weight is 1/spread of member (1 when unknown).
+func (f *fairState) weight(member string) float64 {
+	if k := f.members[member].spread; k > 1 {
+		return 1 / float64(k)
+	}
+	return 1
+}
+
+// ackedRecords notes that member acknowledged n records here at now: the
+// time since its previous acknowledgement over n is the second estimate of
+// the time a record takes (see floor).
+func (f *fairState) ackedRecords(member string, n int64, now time.Time) {
+	if n <= 0 {
+		return
+	}
+	mi := f.member(member)
+	t := now.UnixNano()
+	if mi.lastAck > 0 && t > mi.lastAck {
+		sample := float64(t-mi.lastAck) / float64(n)
+		if f.ackGap == 0 {
+			f.ackGap = sample
+		} else {
+			f.ackGap += (sample - f.ackGap) / 4
+		}
+	}
+	mi.lastAck = t
+	f.setMember(member, mi)
+}
+
+// Parked is how many members have a ShareFetch parked on the
+// share-partition key, waiting for records.
+func (m *Manager) Parked(key Key) int {
+	p := m.loaded(key)
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, w := range p.fair.waiting {
+		if w.parked > 0 {
+			n++
+		}
+	}
+	return n
 }

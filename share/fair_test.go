@@ -42,7 +42,7 @@ func parkAs(m *Manager, members ...string) {
 func unparkAs(m *Manager, member string) {
 	p := m.loaded(fairKey)
 	p.mu.Lock()
-	p.fair.unpark(member)
+	delete(p.fair.waiting, member)
 	p.mu.Unlock()
 }
 
@@ -135,8 +135,9 @@ func TestFairAcquisitionFloor(t *testing.T) {
 		wantNext int64         // what a gets of the next 300 with b and c waiting
 	}{
 		{"fast consumer keeps whole batches", 50 * time.Microsecond, 300},
-		// 300 new + 100 held by b and c, among three: 134.
-		{"slow consumer gets its share", 50 * time.Millisecond, 134},
+		// 300 new + 100 held by b and c, among three: 134, but never more
+		// than the 100 the fetch asks for (a hard limit once batches split).
+		{"slow consumer gets its share", 50 * time.Millisecond, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, lg, clock := newFairManager(t, true)
@@ -184,7 +185,7 @@ func TestFairAcquisitionWakesWaiters(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		p.mu.Lock()
-		parked := p.fair.parked["b"] > 0 && len(p.waiters) > 0
+		parked := p.fair.waiting["b"].parked > 0 && len(p.waiters) > 0
 		p.mu.Unlock()
 		if parked {
 			break
@@ -234,16 +235,37 @@ func TestFairStateFloorAndMarks(t *testing.T) {
 	if got := time.Duration(f.perRecord); got != time.Millisecond {
 		t.Fatalf("per record %v after a second ack", got)
 	}
+	// The gap between a member's acknowledgements per record: the smaller
+	// estimate wins (a fast consumer whose records waited in its buffer).
+	t1 := time.Unix(50, 0)
+	f.ackedRecords("c", 100, t1)
+	f.ackedRecords("c", 100, t1.Add(time.Millisecond)) // 10µs per record
+	if got := time.Duration(f.ackGap); got != 10*time.Microsecond {
+		t.Fatalf("ack gap %v, want 10µs", got)
+	}
+	if got := f.floor(); got != int64(fairQuantum/(10*time.Microsecond)) {
+		t.Fatalf("floor %d with a 10µs ack gap", got)
+	}
+	// Waiting members: parked, or answered empty less than fairGrace ago.
+	now := time.Unix(100, 0)
 	f.park("x")
 	f.park("x")
 	f.park("y")
-	if f.othersParked("x") != 1 || f.othersParked("z") != 2 {
-		t.Fatalf("parked %v", f.parked)
+	if f.othersWaiting("x", now.UnixNano()) != 1 || f.othersWaiting("z", now.UnixNano()) != 2 {
+		t.Fatalf("waiting %v", f.waiting)
 	}
-	f.unpark("x")
-	f.unpark("x")
-	if f.othersParked("y") != 0 {
-		t.Fatalf("parked after unpark %v", f.parked)
+	f.unpark("x", now)
+	f.unpark("x", now)
+	f.unpark("y", now)
+	if got := f.othersWaiting("y", now.Add(fairGrace-1).UnixNano()); got != 1 {
+		t.Fatalf("x answered is not contending within the grace: %d (%v)", got, f.waiting)
+	}
+	if got := f.othersWaiting("y", now.Add(fairGrace).UnixNano()); got != 0 || len(f.waiting) != 0 {
+		t.Fatalf("after the grace: %d waiting (%v)", got, f.waiting)
+	}
+	f.served("x", now)
+	if !f.isWaiting("x", now.UnixNano()) || f.isWaiting("x", now.Add(fairGrace).UnixNano()) {
+		t.Fatalf("served member: %v", f.waiting)
 	}
 }
 
@@ -256,5 +278,28 @@ func TestFairAcquisitionSetting(t *testing.T) {
 	}
 	if !base.WithOverrides(nil).FairAcquisition {
 		t.Error("default changed by no override")
+	}
+}
+
+// A member fetching from two share-partitions weighs half on each: with
+// 300 records and one single-partition member waiting, it may take 100
+// and the other 200 (everyone ends with the same total work).
+func TestFairLimitSpread(t *testing.T) {
+	p := &part{sp: New(Config{})}
+	p.sp.Initialise(0, 0)
+	now := time.Unix(100, 0)
+	p.fair.park("b")
+	p.fair.setMember("b", memberInfo{spread: 1})
+	if got := p.fairLimit("a", 2, 300, now); got != 100 {
+		t.Fatalf("a (2 partitions) limit %d, want 100", got)
+	}
+	delete(p.fair.waiting, "b")
+	p.fair.park("a")
+	if got := p.fairLimit("b", 1, 300, now); got != 200 {
+		t.Fatalf("b (1 partition) limit %d, want 200", got)
+	}
+	delete(p.fair.waiting, "a")
+	if got := p.fairLimit("b", 1, 300, now); got != -1 {
+		t.Fatalf("b alone: limit %d, want none", got)
 	}
 }

@@ -395,11 +395,14 @@ func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches 
 		return ErrorCode(err)
 	}
 	// How long the records were held: fair acquisition's floor.
+	var acked int64
 	for i := range batches {
 		if b := &batches[i]; len(b.Types) != 1 || b.Types[0] != AckRenew {
 			p.fair.acked(member, b.FirstOffset, b.LastOffset, now)
+			acked += b.LastOffset - b.FirstOffset + 1
 		}
 	}
+	p.fair.ackedRecords(member, acked, now)
 	w := p.stageLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
@@ -538,7 +541,7 @@ func (m *Manager) unpark(sc *Scratch) {
 		if p := r.p; p != nil {
 			p.mu.Lock()
 			delete(p.waiters, sc.wake)
-			p.fair.unpark(sc.Req.Member)
+			p.fair.unpark(sc.Req.Member, m.clock.Now())
 			p.mu.Unlock()
 		}
 	}
@@ -648,11 +651,16 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 	}
 	limit := int64(-1)
 	if fair {
-		limit = p.fairLimit(member, end)
+		limit = p.fairLimit(member, len(sc.fetch), end, m.clock.Now())
 		if limit >= 0 {
 			// Split batches: the rest stays Available for the members
 			// waiting (record_limit, as a client may ask for itself).
-			areq.MaxRecords, areq.Mode = int(limit), RecordLimit
+			// Never more than the client asked for: a record_limit
+			// client's MaxRecords is a hard limit.
+			if areq.MaxRecords <= 0 {
+				areq.MaxRecords = DefaultMaxRecords
+			}
+			areq.MaxRecords, areq.Mode = int(min(limit, int64(areq.MaxRecords))), RecordLimit
 		}
 	}
 	var data []byte
@@ -698,6 +706,7 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 	}
 	if fair {
 		p.fair.note(member, sc.ar.RecordsLast, sc.ar.Count, now)
+		p.fair.served(member, now)
 		if limit > 0 {
 			// The rest of what was acquirable is for the members
 			// waiting: wake them.
