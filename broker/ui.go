@@ -122,6 +122,12 @@ type uiRange struct {
 	DeliveryCount int16  `json:"deliveryCount"`
 	Owner         string `json:"owner,omitempty"`
 	LockDeadline  int64  `json:"lockDeadline,omitempty"` // unix ms, Acquired only
+	// BackoffUntil: an Available range waiting out its redelivery backoff
+	// (sharq.share.redelivery.backoff.ms) until this unix ms.
+	BackoffUntil int64 `json:"backoffUntil,omitempty"`
+	// KeyHeld: an Available range of a key-ordered group whose keys are
+	// held by records in flight, or wait behind earlier ones.
+	KeyHeld bool `json:"keyHeld,omitempty"`
 }
 
 // registerUI adds /ui (the page) and /ui/state (its JSON) to the metrics
@@ -318,6 +324,10 @@ func (s *Server) uiShareGroups(hw map[group.TopicPartition]uiPartition) []uiShar
 			if r.State == share.Acquired {
 				ur.Owner, ur.LockDeadline = r.Owner, r.LockDeadline.UnixMilli()
 			}
+			if !r.AvailableAt.IsZero() {
+				ur.BackoffUntil = r.AvailableAt.UnixMilli()
+			}
+			ur.KeyHeld = r.KeyHeld
 			up.Ranges = append(up.Ranges, ur)
 		}
 		ug := byID[v.Key.Group]

@@ -16,8 +16,9 @@ type modelRecord struct {
 	count    int16
 	terminal bool
 	accepted bool
-	doomed   bool // held when the log start offset passed it: archived when it comes back
-	hole     bool // no record (compaction): may be archived whenever it is not held
+	doomed   bool  // held when the log start offset passed it: archived when it comes back
+	hole     bool  // no record (compaction): may be archived whenever it is not held
+	notUntil int64 // ms: released or expired with a redelivery backoff, not acquirable before
 }
 
 type checker struct {
@@ -106,6 +107,9 @@ func (c *checker) acquire(member string) {
 			if a.DeliveryCount != r.count+1 {
 				c.fail("offset %d delivered with count %d, model says %d before", off, a.DeliveryCount, r.count)
 			}
+			if c.now < r.notUntil {
+				c.fail("offset %d acquired at %d inside its redelivery backoff (until %d)", off, c.now, r.notUntil)
+			}
 			if int(a.DeliveryCount) > c.cfg.DeliveryCountLimit {
 				c.fail("offset %d delivered %d times (limit %d)", off, a.DeliveryCount, c.cfg.DeliveryCountLimit)
 			}
@@ -185,6 +189,7 @@ func (c *checker) ack(member string, onlyAccept bool) {
 			case AckRelease:
 				r.holder = ""
 				r.terminal = int(r.count) >= c.cfg.DeliveryCountLimit || r.doomed
+				r.notUntil = c.now + c.cfg.Backoff.Delay(r.count).Milliseconds()
 			}
 		}
 	}
@@ -201,7 +206,7 @@ func (c *checker) ack(member string, onlyAccept bool) {
 	}
 }
 
-func (c *checker) applyReleased(changed []InFlightRange) {
+func (c *checker) applyReleased(changed []InFlightRange, expired bool) {
 	for _, r := range changed {
 		for off := r.FirstOffset; off <= r.LastOffset; off++ {
 			m := c.rec(off)
@@ -210,6 +215,10 @@ func (c *checker) applyReleased(changed []InFlightRange) {
 			}
 			m.holder = ""
 			m.count = r.DeliveryCount
+			m.notUntil = 0
+			if expired {
+				m.notUntil = c.now + c.cfg.Backoff.Delay(m.count).Milliseconds()
+			}
 			m.terminal = r.State.Terminal()
 			if m.doomed {
 				// Below the log start: the partition may only learn that at
@@ -240,6 +249,8 @@ func (c *checker) restart() {
 	}
 	c.p = p
 	for off, r := range c.model {
+		// The backoff is not persisted: a restart ends it (best effort).
+		r.notUntil = 0
 		if r.holder != "" {
 			r.holder = ""
 			r.count--
@@ -261,7 +272,15 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 		model:   map[int64]*modelRecord{},
 		members: []string{"m1", "m2", "m3", "m4", "m5"},
 	}
+	if seed%5 >= 3 {
+		// Redelivery backoff: exponential (seed%5 == 3) or fixed.
+		c.cfg.Backoff = Backoff{Initial: time.Duration(20+seed%7*30) * time.Millisecond, Max: 400 * time.Millisecond, Multiplier: 2}
+		if seed%5 == 4 {
+			c.cfg.Backoff.Multiplier = 1
+		}
+	}
 	c.p = New(c.cfg)
+	c.cfg = c.p.Config()
 	c.p.Initialise(0, 0)
 	for c.ops = 0; c.ops < steps; c.ops++ {
 		member := c.members[c.rng.IntN(len(c.members))]
@@ -283,7 +302,7 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 		case op < 85:
 			c.now += int64(c.rng.IntN(700))
 			changed, _ := c.p.ExpireLocks(time.UnixMilli(c.now), nil)
-			c.applyReleased(changed)
+			c.applyReleased(changed, true)
 		case op < 90:
 			changed, _ := c.p.ReleaseMember(member, time.UnixMilli(c.now), nil)
 			for _, r := range changed {
@@ -293,7 +312,7 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 					}
 				}
 			}
-			c.applyReleased(changed)
+			c.applyReleased(changed, false)
 		case op < 92:
 			c.restart()
 		case op < 93 && seed%2 == 0:
@@ -312,6 +331,19 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 			c.now += int64(c.rng.IntN(50))
 		}
 		c.check()
+		if w, ok := c.p.NextWake(); ok {
+			for _, r := range c.p.InFlight(nil) {
+				if !r.AvailableAt.IsZero() && r.AvailableAt.Before(w) {
+					c.fail("NextWake %v after a backoff end %v", w, r.AvailableAt)
+				}
+			}
+		} else {
+			for _, r := range c.p.InFlight(nil) {
+				if !r.AvailableAt.IsZero() || r.State == Acquired {
+					c.fail("no wake-up with %+v pending", r)
+				}
+			}
+		}
 		if d, ok := c.p.NextDeadline(); ok {
 			for _, r := range c.p.InFlight(nil) {
 				if r.State == Acquired && r.LockDeadline.Before(d) {
@@ -328,7 +360,7 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 		c.ack(member, true)
 		c.now += 2000
 		changed, _ := c.p.ExpireLocks(time.UnixMilli(c.now), nil)
-		c.applyReleased(changed)
+		c.applyReleased(changed, true)
 		c.check()
 	}
 	if s := c.p.StartOffset(); s != c.src.Bound.HighWatermark {

@@ -330,10 +330,10 @@ func (p *part) removeWaiter(ch chan struct{}) {
 	p.mu.Unlock()
 }
 
-// armLocked keeps the one lock timer of the share-partition set for its
-// earliest acquisition lock deadline.
+// armLocked keeps the one timer of the share-partition set for its
+// earliest acquisition lock deadline or redelivery backoff end.
 func (m *Manager) armLocked(p *part) {
-	next, ok := p.sp.NextDeadline()
+	next, ok := p.sp.NextWake()
 	if !ok {
 		if p.timer != nil {
 			p.timer.Stop()
@@ -354,8 +354,9 @@ func (m *Manager) armLocked(p *part) {
 	p.armed = next
 }
 
-// expire is the lock timer: expired acquisitions go back to Available (or
-// are archived at the delivery limit).
+// expire is the share-partition's timer: expired acquisitions go back to
+// Available (or are archived at the delivery limit) and records whose
+// redelivery backoff ended become acquirable (parked fetches wake).
 func (m *Manager) expire(p *part) {
 	p.mu.Lock()
 	p.armed = time.Time{}
