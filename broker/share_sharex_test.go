@@ -2,6 +2,8 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,5 +58,99 @@ func TestShareRedeliveryBackoff(t *testing.T) {
 	}
 	if otherAt.IsZero() || !otherAt.Before(at[1]) {
 		t.Errorf("the record behind the waiting one was delivered at %v, the redelivery at %v", otherAt, at[1])
+	}
+}
+
+// TestShareKeyOrdered: with sharq.share.key.ordered.enable three franz-go
+// share consumers on one partition never process two records of one key at
+// once, and each key's records arrive in produce order, also when a record
+// is released and redelivered: every delivery of key k is k's lowest
+// record not accepted yet.
+func TestShareKeyOrdered(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	const topic, group = "orders", "keyed"
+	const keys, perKey = 6, 30
+	mustCreateTopic(t, adm, topic, 1, nil)
+	setGroupConfig(t, b, group, "share.auto.offset.reset", "earliest")
+	setGroupConfig(t, b, group, "sharq.share.key.ordered.enable", "true")
+	// Multi-key batches, compressed: keys are read from the records.
+	producer := newClient(t, b, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(20*time.Millisecond),
+		kgo.ProducerBatchCompression(kgo.Lz4Compression()))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := 0; i < perKey; i++ {
+		for k := 0; k < keys; k++ {
+			producer.Produce(ctx, &kgo.Record{Key: []byte(fmt.Sprint("k", k)), Value: []byte(fmt.Sprint(i))}, nil)
+		}
+	}
+	if err := producer.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	next := map[string]int{}      // per key: the lowest value not accepted yet
+	busy := map[string]string{}   // per key: the consumer processing it
+	released := map[string]bool{} // key/value released once already
+	accepted := 0
+	var failures []string
+	fail := func(format string, args ...any) {
+		if len(failures) < 5 {
+			failures = append(failures, fmt.Sprintf(format, args...))
+		}
+	}
+	var wg sync.WaitGroup
+	for c := 0; c < 3; c++ {
+		name := fmt.Sprint("c", c)
+		cl := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(50*time.Millisecond))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				mu.Lock()
+				done := accepted == keys*perKey
+				mu.Unlock()
+				if done {
+					cl.FlushAcks(ctx)
+					return
+				}
+				pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+				fs := cl.PollFetches(pctx)
+				pcancel()
+				fs.EachRecord(func(r *kgo.Record) {
+					k, v := string(r.Key), string(r.Value)
+					mu.Lock()
+					if other, ok := busy[k]; ok {
+						fail("%s got %s=%s while %s processes key %s", name, k, v, other, k)
+					}
+					if want := fmt.Sprint(next[k]); v != want {
+						fail("%s got %s=%s, want %s=%s (per-key order)", name, k, v, k, want)
+					}
+					busy[k] = name
+					mu.Unlock()
+					time.Sleep(time.Millisecond) // processing
+					mu.Lock()
+					delete(busy, k)
+					if id := k + "/" + v; !released[id] && (len(v)%2 == 0) {
+						released[id] = true
+						mu.Unlock()
+						cl.MarkAcks(kgo.AckRelease, r)
+						return
+					}
+					next[k]++
+					accepted++
+					mu.Unlock()
+					cl.MarkAcks(kgo.AckAccept, r)
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range failures {
+		t.Error(f)
+	}
+	if accepted != keys*perKey {
+		t.Fatalf("accepted %d of %d records: %v", accepted, keys*perKey, ctx.Err())
 	}
 }

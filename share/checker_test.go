@@ -16,9 +16,10 @@ type modelRecord struct {
 	count    int16
 	terminal bool
 	accepted bool
-	doomed   bool  // held when the log start offset passed it: archived when it comes back
-	hole     bool  // no record (compaction): may be archived whenever it is not held
-	notUntil int64 // ms: released or expired with a redelivery backoff, not acquirable before
+	doomed   bool   // held when the log start offset passed it: archived when it comes back
+	hole     bool   // no record (compaction): may be archived whenever it is not held
+	notUntil int64  // ms: released or expired with a redelivery backoff, not acquirable before
+	key      string // key-ordered runs: "" is a null key
 }
 
 type checker struct {
@@ -120,12 +121,50 @@ func (c *checker) acquire(member string) {
 			n++
 		}
 	}
+	if c.cfg.KeyOrdered {
+		c.checkKeyOrder()
+	}
 	if n != c.res.Count {
 		c.fail("Count %d, ranges hold %d", c.res.Count, n)
 	}
 	if req.Mode == RecordLimit && n > int64(req.MaxRecords) {
 		c.fail("record_limit acquired %d > %d", n, req.MaxRecords)
 	}
+}
+
+// checkKeyOrder: no two held records share a key, and a held record has
+// no earlier non-terminal record of its key.
+func (c *checker) checkKeyOrder() {
+	firstLive := map[string]int64{}
+	heldBy := map[string]int64{}
+	for off := c.spsoModel(); off < c.src.Bound.HighWatermark; off++ {
+		r := c.model[off]
+		if r == nil || r.key == "" || r.terminal || r.hole {
+			continue
+		}
+		if _, ok := firstLive[r.key]; !ok {
+			firstLive[r.key] = off
+		}
+		if r.holder == "" {
+			continue
+		}
+		if prev, ok := heldBy[r.key]; ok {
+			c.fail("key %q in flight twice: offsets %d and %d", r.key, prev, off)
+		}
+		heldBy[r.key] = off
+		if first := firstLive[r.key]; first != off {
+			c.fail("offset %d (key %q) held while offset %d of its key is not done", off, r.key, first)
+		}
+	}
+}
+
+// spsoModel is the lowest offset the model may still track as live.
+func (c *checker) spsoModel() int64 {
+	lo := c.p.StartOffset()
+	for _, r := range c.p.InFlight(nil) {
+		lo = min(lo, r.FirstOffset)
+	}
+	return max(lo, 0)
 }
 
 // held returns the offsets member holds per the model, ascending.
@@ -279,6 +318,10 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 			c.cfg.Backoff.Multiplier = 1
 		}
 	}
+	if seed%3 == 1 {
+		c.cfg.KeyOrdered = true
+		c.src.KeyOf = map[int64]string{}
+	}
 	c.p = New(c.cfg)
 	c.cfg = c.p.Config()
 	c.p.Initialise(0, 0)
@@ -294,7 +337,15 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 				c.src.Bound.HighWatermark += n
 				c.src.Bound.LastStable = c.src.Bound.HighWatermark
 			}
-			c.src.Append(1 + c.rng.IntN(30))
+			base := c.src.Append(1 + c.rng.IntN(30))
+			if c.cfg.KeyOrdered {
+				for off := base; off < c.src.Bound.HighWatermark; off++ {
+					if k := c.rng.IntN(8); k > 0 {
+						c.rec(off).key = fmt.Sprint("k", k)
+						c.src.KeyOf[off] = c.rec(off).key
+					}
+				}
+			}
 		case op < 45:
 			c.acquire(member)
 		case op < 75:

@@ -45,6 +45,8 @@ type Manager struct {
 	// expiry is the one timer for member session timeouts.
 	expiry Timer
 
+	decompress Decompressor
+
 	dlq  DLQ       // nil: no dead-letter queues
 	dlqq *dlqQueue // the dead-letter worker (dlq.go)
 	// dlqDone, when set (tests), runs after each dead-letter attempt with
@@ -100,6 +102,10 @@ type Options struct {
 	Logger   *slog.Logger // nil: slog.Default
 	// DLQ writes dead-letter records (KIP-1191); nil turns them off.
 	DLQ DLQ
+	// Decompress unpacks compressed batches when key-ordered delivery
+	// reads record keys (sharq/log's Decompress); nil: the records of
+	// compressed batches count as unordered.
+	Decompress Decompressor
 }
 
 // NewManager sets up share groups; groups with persisted state exist again
@@ -112,15 +118,16 @@ func NewManager(o Options) (*Manager, error) {
 		o.Logger = slog.Default()
 	}
 	m := &Manager{
-		persister: o.Persister,
-		logs:      o.Logs,
-		settings:  o.Settings,
-		clock:     o.Clock,
-		logger:    o.Logger,
-		coord:     NewCoordinator(),
-		sessions:  map[sessionKey]*session{},
-		parts:     map[Key]*part{},
-		dlq:       o.DLQ,
+		persister:  o.Persister,
+		logs:       o.Logs,
+		settings:   o.Settings,
+		clock:      o.Clock,
+		logger:     o.Logger,
+		coord:      NewCoordinator(),
+		sessions:   map[sessionKey]*session{},
+		parts:      map[Key]*part{},
+		dlq:        o.DLQ,
+		decompress: o.Decompress,
 	}
 	groups, err := o.Persister.Groups()
 	if err != nil {

@@ -651,6 +651,7 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 			aborted = sc.aborted
 		}
 	}
+	sc.src.Decompress = m.decompress
 	sc.src.Reset(from, data, bounds, aborted)
 	eff, err := p.sp.Acquire(member, now, areq, &sc.src, &sc.ar)
 	sc.src.Reset(0, nil, Bounds{}, nil) // keep no reference to the bytes

@@ -60,8 +60,10 @@ type SharePartition struct {
 	minAvail int64
 	availOK  bool
 
-	// Key-ordered delivery (keys.go): the key of each offset of the window.
+	// Key-ordered delivery (keys.go): the key of each offset of the window
+	// and the scratch of a scan.
 	keys keyWindow
+	ks   keyScratch
 
 	stats Stats // cumulative, for metrics; never persisted
 }
@@ -323,6 +325,10 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 	}
 	tnow := now.UnixNano()
 	deadline := tnow + int64(p.cfg.RecordLockDuration)
+	if p.cfg.KeyOrdered {
+		p.acquireKeyed(member, tnow, deadline, remaining, batchSize, end, src, res, &eff)
+		return p.acquired(eff, res), nil
+	}
 	stop := false
 
 	// Phase 1: re-acquire released / expired offsets inside the window.
@@ -440,13 +446,18 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 			p.noteDeadline(deadline)
 		}
 	}
+	return p.acquired(eff, res), nil
+}
+
+// acquired finishes an acquisition: SPSO moves over what it archived.
+func (p *SharePartition) acquired(eff Effects, res *AcquireResult) Effects {
 	if p.advance() {
 		eff.SPSOMoved = true
 	}
 	if eff.Persist {
 		p.dirty = true
 	}
-	return eff, nil
+	return eff
 }
 
 // add appends an acquired range to the result, merging with the previous

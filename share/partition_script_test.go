@@ -13,6 +13,7 @@ import (
 //	init [start=N] [limit=N] [lock=MS] [locks=N] [committed] [norenew]
 //	     [backoff=MS] [backoffmax=MS] [mult=X] [keyed] [persist]
 //	append n=N [control] [txn pid=N] [aborted]   a batch of N records
+//	append keys=a,b,-,a                          a batch with these keys ("-" null)
 //	hole n=N                                     N offsets with no batch (compaction)
 //	compact from=N to=N                          batches inside vanish
 //	logstart off=N                               log start offset moves
@@ -82,7 +83,22 @@ func (d *scriptDriver) run(c *scriptCase) string {
 		d.per = NewMemPersister()
 		return fmtEffects(d.p.Initialise(start, 0)) + "\n" + d.state()
 	case "append":
-		base := d.src.Append(int(d.intArg(c, "n", 1)))
+		n := int(d.intArg(c, "n", 1))
+		var keys []string
+		if v, ok := c.args["keys"]; ok {
+			// keys=a,b,-,a: one record per key, "-" a null key.
+			keys = strings.Split(v, ",")
+			n = len(keys)
+		}
+		base := d.src.Append(n)
+		for i, k := range keys {
+			if k != "-" {
+				if d.src.KeyOf == nil {
+					d.src.KeyOf = map[int64]string{}
+				}
+				d.src.KeyOf[base+int64(i)] = k
+			}
+		}
 		h := &d.src.Batches[len(d.src.Batches)-1]
 		h.Control = c.has("control")
 		h.Transactional = c.has("txn") || c.has("control")
@@ -241,6 +257,14 @@ func (d *scriptDriver) state() string {
 	}
 	for _, r := range p.InFlight(nil) {
 		fmt.Fprintf(&b, "\n  %d-%d %s#%d", r.FirstOffset, r.LastOffset, r.State, r.DeliveryCount)
+		if p.cfg.KeyOrdered && r.State == Available {
+			win, _ := p.Window(nil, 0)
+			for _, w := range win {
+				if w.KeyHeld && w.FirstOffset <= r.LastOffset && w.LastOffset >= r.FirstOffset {
+					fmt.Fprintf(&b, " held:%d-%d", max(w.FirstOffset, r.FirstOffset), min(w.LastOffset, r.LastOffset))
+				}
+			}
+		}
 		if r.State == Acquired {
 			fmt.Fprintf(&b, " %s until %d", r.Owner, r.LockDeadline.UnixMilli())
 		}

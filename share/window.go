@@ -31,5 +31,9 @@ func (p *SharePartition) Window(dst []InFlightRange, limit int) (_ []InFlightRan
 		dst = append(dst, v)
 		copied++
 	}
+	if p.cfg.KeyOrdered {
+		n := len(dst) - copied
+		dst = append(dst[:n], p.keyHeldViews(dst[n:])...)
+	}
 	return dst, total
 }
