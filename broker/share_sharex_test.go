@@ -154,3 +154,43 @@ func TestShareKeyOrdered(t *testing.T) {
 		t.Fatalf("accepted %d of %d records: %v", accepted, keys*perKey, ctx.Err())
 	}
 }
+
+// TestShareDeliveryCountPersisted: with sharq.share.delivery.count.persist
+// a record a franz-go consumer held when the broker went down comes back
+// with the next delivery count, not the same one (Kafka's), and at the
+// limit it is not delivered again.
+func TestShareDeliveryCountPersisted(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	const topic, group = "held", "persisted"
+	mustCreateTopic(t, adm, topic, 1, nil)
+	setGroupConfig(t, b, group, "share.auto.offset.reset", "earliest")
+	setGroupConfig(t, b, group, "share.delivery.count.limit", "2")
+	setGroupConfig(t, b, group, "sharq.share.delivery.count.persist", "true")
+	producer := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	produceSync(t, producer, &kgo.Record{Value: []byte("held")})
+	producer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for attempt := int32(1); attempt <= 2; attempt++ {
+		cl := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond))
+		var count int32
+		shareConsume(t, ctx, cl, func(r *kgo.Record) bool { count = r.DeliveryCount(); return true })
+		if count != attempt {
+			t.Fatalf("delivery %d came with count %d", attempt, count)
+		}
+		cl.Close()
+		b.Restart()
+	}
+	producer = newClient(t, b, kgo.DefaultProduceTopic(topic))
+	produceSync(t, producer, &kgo.Record{Value: []byte("marker")})
+	cl := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond))
+	shareConsume(t, ctx, cl, func(r *kgo.Record) bool {
+		if string(r.Value) == "held" {
+			t.Errorf("held record delivered a 3rd time (count %d), limit 2", r.DeliveryCount())
+		}
+		cl.MarkAcks(kgo.AckAccept, r)
+		return string(r.Value) == "marker"
+	})
+}

@@ -259,6 +259,9 @@ func (c *checker) applyReleased(changed []InFlightRange, expired bool) {
 				m.notUntil = c.now + c.cfg.Backoff.Delay(m.count).Milliseconds()
 			}
 			m.terminal = r.State.Terminal()
+			if !expired && c.cfg.PersistCounts && int(m.count) >= c.cfg.DeliveryCountLimit {
+				m.terminal = true // archived by the next acquisition
+			}
 			if m.doomed {
 				// Below the log start: the partition may only learn that at
 				// its next acquisition, but it must never hand it out again.
@@ -292,7 +295,13 @@ func (c *checker) restart() {
 		r.notUntil = 0
 		if r.holder != "" {
 			r.holder = ""
-			r.count--
+			if c.cfg.PersistCounts {
+				// The acquisition's count was durable: it stands, and a
+				// record at the limit is never delivered again.
+				r.terminal = r.terminal || int(r.count) >= c.cfg.DeliveryCountLimit
+			} else {
+				r.count--
+			}
 			r.terminal = r.terminal || r.doomed
 		}
 		if off > c.p.EndOffset() && !r.terminal {
@@ -317,6 +326,9 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 		if seed%5 == 4 {
 			c.cfg.Backoff.Multiplier = 1
 		}
+	}
+	if seed%4 == 2 {
+		c.cfg.PersistCounts = true
 	}
 	if seed%3 == 1 {
 		c.cfg.KeyOrdered = true

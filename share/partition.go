@@ -315,6 +315,9 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 	if p.endBackoff(now.UnixNano()) {
 		eff.Available = true
 	}
+	if p.cfg.PersistCounts {
+		p.archiveSpent(&eff)
+	}
 	remaining := int64(req.MaxRecords)
 	if remaining <= 0 {
 		remaining = DefaultMaxRecords
@@ -450,7 +453,12 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 }
 
 // acquired finishes an acquisition: SPSO moves over what it archived.
+// With persisted delivery counts an acquisition is durable before the
+// records are returned.
 func (p *SharePartition) acquired(eff Effects, res *AcquireResult) Effects {
+	if p.cfg.PersistCounts && res.Count > 0 {
+		eff.Persist, eff.Durable = true, true
+	}
 	if p.advance() {
 		eff.SPSOMoved = true
 	}
@@ -740,7 +748,10 @@ func (p *SharePartition) releaseWhere(match func(*span) bool, decrement bool, no
 		}
 		changed = true
 		if decrement {
-			if r.count > 0 {
+			// With persisted delivery counts the acquisition was counted
+			// durably and stays counted: a consumer that crashes on a
+			// record (its connection drops) uses up an attempt too.
+			if r.count > 0 && !p.cfg.PersistCounts {
 				r.count--
 			}
 			r.state = Available
