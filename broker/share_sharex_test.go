@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"sharq/broker/brokertest"
+	"sharq/config"
 )
 
 // TestShareRedeliveryBackoff: with sharq.share.redelivery.backoff.ms a
@@ -18,7 +19,7 @@ import (
 // delivered at once.
 func TestShareRedeliveryBackoff(t *testing.T) {
 	t.Parallel()
-	b := brokertest.New(t)
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.MetricsListener = "127.0.0.1:0" }))
 	adm := newAdmin(t, b)
 	const topic, group = "retry", "backoff"
 	mustCreateTopic(t, adm, topic, 1, nil)
@@ -58,6 +59,18 @@ func TestShareRedeliveryBackoff(t *testing.T) {
 	}
 	if otherAt.IsZero() || !otherAt.Before(at[1]) {
 		t.Errorf("the record behind the waiting one was delivered at %v, the redelivery at %v", otherAt, at[1])
+	}
+	// Two releases waited (the third, at the limit, archived the record).
+	if err := cl.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitSPSO(t, ctx, b, group, topic, 0, 2)
+	page := scrapeMetrics(t, b)
+	sl := `{group="` + group + `",partition="0",topic="` + topic + `"}`
+	for series, want := range map[string]float64{"sharq_share_partition_backoffs_total" + sl: 2, "sharq_share_partition_backoff_records" + sl: 0} {
+		if got, ok := metricValue(page, series); !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
 	}
 }
 

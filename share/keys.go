@@ -282,6 +282,12 @@ func (p *SharePartition) acquireKeyed(member string, now, deadline, remaining, b
 				runFirst = o
 			}
 			remaining--
+			if remaining == 0 {
+				// Taken enough: the rest of the window need not be scanned.
+				flush(o)
+				stop = true
+				break
+			}
 			if r.count >= throttle {
 				// Throttled redelivery: a record past the throttle goes alone.
 				flush(o)
