@@ -109,6 +109,7 @@ func (w *keyWindow) trim(from int64) {
 type keyScratch struct {
 	blocked map[uint64]struct{}
 	runs    []keyRun
+	holes   []keyRun // offsets with no record left: archived
 	keys    []uint64
 }
 
@@ -122,7 +123,7 @@ func (s *keyScratch) reset() {
 		s.blocked = map[uint64]struct{}{}
 	}
 	clear(s.blocked)
-	s.runs = s.runs[:0]
+	s.runs, s.holes = s.runs[:0], s.holes[:0]
 }
 
 // learn reads the key of off (and of its whole batch) from src when it is
@@ -264,14 +265,20 @@ func (p *SharePartition) acquireKeyed(member string, now, deadline, remaining, b
 			}
 			ok := free && remaining > 0 && r.avail <= now && o < end
 			if ok && (o < bh.BaseOffset || o > bh.LastOffset) {
-				// Only offsets the read holds are acquired now (a hole with
-				// no record is, and gets gap-acked); the rest waits.
+				// Only offsets the read holds are acquired now; the rest
+				// waits. Offsets whose records vanished (compaction) are
+				// archived, as the unordered path does, so SPSO can pass.
 				var has bool
 				if bh, has = src.Batch(o); !has {
 					bh = BatchHeader{BaseOffset: 1, LastOffset: 0}
 					ok = false
 				} else if bh.BaseOffset > o {
+					gone := min(r.last, bh.BaseOffset-1)
+					p.ks.holes = append(p.ks.holes, keyRun{first: o, last: gone})
+					flush(o - 1)
+					o = gone
 					bh = BatchHeader{BaseOffset: 1, LastOffset: 0}
+					continue
 				}
 			}
 			if !ok {
@@ -296,6 +303,10 @@ func (p *SharePartition) acquireKeyed(member string, now, deadline, remaining, b
 			}
 		}
 		flush(r.last)
+	}
+	for _, h := range p.ks.holes {
+		p.transition(h.first, h.last, Archived, 0, "", 0)
+		eff.Persist = true
 	}
 	for _, run := range p.ks.runs {
 		p.transition(run.first, run.last, Acquired, run.count+1, member, deadline)
