@@ -88,6 +88,7 @@ func TestUIShareExtensions(t *testing.T) {
 		`<g class="range" data-state="KeyHeld">`,
 		`Available (backoff until `,
 		`Available (key held)`,
+		`; key-ordered, redelivery backoff 10m0s x2 up to 10m0s`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered DOM lacks %q", want)

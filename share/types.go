@@ -123,6 +123,10 @@ func (b Backoff) Delay(count int16) time.Duration {
 	return time.Duration(d)
 }
 
+// Effective is the configuration with Kafka's (and sharq's) defaults
+// filled in, as a share-partition uses it.
+func (c Config) Effective() Config { return c.withDefaults() }
+
 func (c Config) withDefaults() Config {
 	if c.DeliveryCountLimit <= 0 {
 		c.DeliveryCountLimit = DefaultDeliveryCountLimit
