@@ -8,7 +8,8 @@ import (
 // Redelivery backoff (sharq.share.redelivery.backoff.*). A record released
 // by its consumer (ack type Release) or whose acquisition lock expired is
 // Available again, but acquisitions skip it until its backoff ends: the
-// span carries the end (avail). Records behind it are acquired as usual, so
+// span carries the end (in its deadline field, which only an Acquired span
+// uses otherwise). Records behind it are acquired as usual, so
 // a waiting record never blocks others; it does hold SPSO, as any Available
 // record does in Kafka (SPSO stops at the first non-terminal offset). The
 // share-partition's one timer is armed for the earlier of the next lock
@@ -23,10 +24,10 @@ func (p *SharePartition) startBackoff(r *span, now int64) {
 	if d <= 0 || r.last < p.spso {
 		return
 	}
-	r.avail = now + int64(d)
+	r.deadline = now + int64(d)
 	p.stats.Backoffs += r.len()
-	if p.availOK && r.avail < p.minAvail {
-		p.minAvail = r.avail
+	if p.availOK && r.deadline < p.minAvail {
+		p.minAvail = r.deadline
 	}
 }
 
@@ -35,8 +36,8 @@ func (p *SharePartition) nextBackoff() int64 {
 	if !p.availOK {
 		p.minAvail = math.MaxInt64
 		for k := range p.ranges {
-			if r := &p.ranges[k]; r.avail != 0 && r.avail < p.minAvail {
-				p.minAvail = r.avail
+			if r := &p.ranges[k]; r.state == Available && r.deadline != 0 && r.deadline < p.minAvail {
+				p.minAvail = r.deadline
 			}
 		}
 		p.availOK = true
@@ -52,8 +53,8 @@ func (p *SharePartition) endBackoff(now int64) bool {
 	}
 	for k := range p.ranges {
 		r := &p.ranges[k]
-		if r.avail != 0 && r.avail <= now {
-			r.avail = 0
+		if r.state == Available && r.deadline != 0 && r.deadline <= now {
+			r.deadline = 0
 			p.availFrom = min(p.availFrom, max(r.first, p.spso))
 		}
 	}
@@ -87,7 +88,7 @@ func (p *SharePartition) FetchOffset(now time.Time) int64 {
 	}
 	t := now.UnixNano()
 	for k := p.search(off); k < len(p.ranges); k++ {
-		if r := &p.ranges[k]; r.state == Available && r.avail <= t {
+		if r := &p.ranges[k]; r.state == Available && r.deadline <= t {
 			return max(r.first, p.spso)
 		}
 	}

@@ -204,12 +204,12 @@ func (p *SharePartition) keyedFetchOffset(now, off int64) int64 {
 				return o
 			}
 			if key == 0 {
-				if r.avail <= now {
+				if r.deadline <= now {
 					return o
 				}
 				continue
 			}
-			if _, held := blocked[key]; !held && r.avail <= now {
+			if _, held := blocked[key]; !held && r.deadline <= now {
 				return o
 			}
 			blocked[key] = struct{}{}
@@ -263,7 +263,7 @@ func (p *SharePartition) acquireKeyed(member string, now, deadline, remaining, b
 				free = !held
 				blocked[key] = struct{}{}
 			}
-			ok := free && remaining > 0 && r.avail <= now && o < end
+			ok := free && remaining > 0 && r.deadline <= now && o < end
 			if ok && (o < bh.BaseOffset || o > bh.LastOffset) {
 				// Only offsets the read holds are acquired now; the rest
 				// waits. Offsets whose records vanished (compaction) are

@@ -10,8 +10,10 @@ import (
 // a state, a delivery count and (while Acquired) an owner and deadline.
 type span struct {
 	first, last int64
-	deadline    int64 // UnixNano; only while Acquired
-	avail       int64 // UnixNano when a redelivery backoff ends; only while Available, 0 = none
+	// deadline (UnixNano): the lock deadline while Acquired; while
+	// Available, when its redelivery backoff ends (0: none). One field for
+	// both keeps a span at 48 bytes.
+	deadline int64
 	owner       string
 	count       int16
 	state       RecordState
@@ -30,7 +32,7 @@ func mergeable(a, b *span) bool {
 	if a.state.Terminal() {
 		return true
 	}
-	return a.count == b.count && a.owner == b.owner && a.deadline == b.deadline && a.cause == b.cause && a.avail == b.avail
+	return a.count == b.count && a.owner == b.owner && a.deadline == b.deadline && a.cause == b.cause
 }
 
 // SharePartition is the lock manager of one (group, topic-partition).
@@ -247,8 +249,8 @@ func (p *SharePartition) moveStart(logStart int64) {
 	for k := 0; k < end; k++ {
 		if r := &p.ranges[k]; r.state == Available {
 			r.state = Archived
-			if r.avail != 0 {
-				r.avail, p.availOK = 0, false
+			if r.deadline != 0 {
+				r.deadline, p.availOK = 0, false
 			}
 		}
 	}
@@ -312,7 +314,7 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 		p.moveStart(b.LogStart)
 		eff.SPSOMoved, eff.Persist, eff.Available = true, true, true
 	}
-	if p.endBackoff(now.UnixNano()) {
+	if (!p.availOK || p.minAvail <= now.UnixNano()) && p.endBackoff(now.UnixNano()) {
 		eff.Available = true
 	}
 	if p.cfg.PersistCounts {
@@ -347,7 +349,7 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 		if !scanned {
 			p.availFrom, scanned = a, true
 		}
-		if r.avail > tnow {
+		if r.deadline > tnow {
 			// Waiting out its redelivery backoff: never blocks the rest.
 			k++
 			continue
@@ -449,12 +451,21 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 			p.noteDeadline(deadline)
 		}
 	}
-	return p.acquired(eff, res), nil
+	if p.cfg.PersistCounts && res.Count > 0 {
+		eff.Persist, eff.Durable = true, true
+	}
+	if p.advance() {
+		eff.SPSOMoved = true
+	}
+	if eff.Persist {
+		p.dirty = true
+	}
+	return eff, nil
 }
 
-// acquired finishes an acquisition: SPSO moves over what it archived.
-// With persisted delivery counts an acquisition is durable before the
-// records are returned.
+// acquired finishes a key-ordered acquisition as Acquire's end does the
+// unordered one: SPSO moves over what it archived; with persisted delivery
+// counts an acquisition is durable before the records are returned.
 func (p *SharePartition) acquired(eff Effects, res *AcquireResult) Effects {
 	if p.cfg.PersistCounts && res.Count > 0 {
 		eff.Persist, eff.Durable = true, true
@@ -497,10 +508,10 @@ func (p *SharePartition) transition(a, b int64, state RecordState, count int16, 
 		if r.state == Acquired && r.deadline == p.minDeadline {
 			p.deadlineOK = false
 		}
-		r.state, r.owner, r.deadline = state, owner, deadline
-		if r.avail != 0 {
-			r.avail, p.availOK = 0, false
+		if r.state == Available && r.deadline != 0 {
+			p.availOK = false // a backoff ends here
 		}
+		r.state, r.owner, r.deadline = state, owner, deadline
 		if state == Acquired || count != 0 {
 			r.count = count
 		}
@@ -796,8 +807,8 @@ func (r *span) view() InFlightRange {
 	if r.state == Acquired {
 		v.LockDeadline = time.Unix(0, r.deadline)
 	}
-	if r.avail != 0 {
-		v.AvailableAt = time.Unix(0, r.avail)
+	if r.state == Available && r.deadline != 0 {
+		v.AvailableAt = time.Unix(0, r.deadline)
 	}
 	return v
 }
@@ -855,7 +866,7 @@ func (p *SharePartition) Summary() Summary {
 		case r.state == Available && r.last >= p.spso:
 			n := r.last - max(r.first, p.spso) + 1
 			s.Available += n
-			if r.avail != 0 {
+			if r.deadline != 0 {
 				s.Backoff += n
 			}
 		case r.state == Archiving:

@@ -304,10 +304,7 @@ func checkInvariants(p *SharePartition) error {
 		if r.state == Acquired && (r.owner == "" || r.count < 1) {
 			return fmt.Errorf("range %d-%d acquired without owner or count", r.first, r.last)
 		}
-		if r.avail != 0 && r.state != Available {
-			return fmt.Errorf("range %d-%d %s keeps a backoff end", r.first, r.last, r.state)
-		}
-		if r.state != Acquired && (r.owner != "" || r.deadline != 0) {
+		if r.state != Acquired && (r.owner != "" || r.deadline != 0 && r.state != Available) {
 			return fmt.Errorf("range %d-%d %s keeps an owner or deadline", r.first, r.last, r.state)
 		}
 		if r.last >= p.spso {

@@ -33,7 +33,7 @@ func (p *SharePartition) archiveSpent(eff *Effects) {
 			j := p.splitAt(last + 1)
 			for x := i; x < j; x++ {
 				q := &p.ranges[x]
-				q.state, q.cause, q.avail = Archiving, CauseDeliveryCountExceeded, 0
+				q.state, q.cause, q.deadline = Archiving, CauseDeliveryCountExceeded, 0
 			}
 			p.availOK = false
 			p.coalesce(i, j-1)
