@@ -14,10 +14,10 @@ type span struct {
 	// Available, when its redelivery backoff ends (0: none). One field for
 	// both keeps a span at 48 bytes.
 	deadline int64
-	owner       string
-	count       int16
-	state       RecordState
-	cause       DLQCause // while Archiving
+	owner    string
+	count    int16
+	state    RecordState
+	cause    DLQCause // while Archiving
 }
 
 func (s *span) len() int64 { return s.last - s.first + 1 }
