@@ -434,6 +434,10 @@ func (r *RawBatches) Keys(h BatchHeader, dst []uint64) ([]uint64, error) {
 	}
 	out, dbuf, err := AppendRecordKeys(dst, b, r.Decompress, r.dbuf[:0])
 	r.dbuf = dbuf
+	if cap(r.dbuf) > 8<<20 {
+		// Kept per connection: do not hold on to an unusually big batch.
+		r.dbuf = nil
+	}
 	return out, err
 }
 
