@@ -146,3 +146,80 @@ func TestManagerKeyOrdered(t *testing.T) {
 		t.Fatalf("after a's locks expired b got %v, want 1 (count 3) and 2-4 (count 2)", r.Acquired)
 	}
 }
+
+// After a restart the keys are read again from the log: a key-ordered
+// share-partition restored from its persisted state delivers the rest in
+// key order and drains.
+func TestManagerKeyOrderedRestart(t *testing.T) {
+	lg := &memLog{}
+	per := NewMemPersister()
+	settings := func(string) Settings {
+		return Settings{LockDuration: time.Second, DeliveryLimit: 5, AutoOffsetReset: "earliest",
+			RenewEnabled: true, MaxSessions: 10, FetchMaxBytes: 1 << 20, KeyOrdered: true}
+	}
+	open := func() *Manager {
+		m, err := NewManager(Options{Persister: per, Logs: memLogs{lg}, Clock: NewFakeClock(time.Unix(1000, 0)), Settings: settings, Decompress: log.Decompress})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	keys := func(ks ...string) [][]byte {
+		var out [][]byte
+		for _, k := range ks {
+			out = append(out, []byte(k))
+		}
+		return out
+	}
+	lg.mu.Lock()
+	lg.data = append(lg.data, keyedBatch(0, keys("a", "b", "a", "b"), true)...)
+	lg.data = append(lg.data, keyedBatch(4, keys("c", "a"), false)...)
+	lg.end = 6
+	lg.mu.Unlock()
+	m := open()
+	var a Scratch
+	if r := fetchOnce(t, m, &a, "a", 0); fmt.Sprint(r.Acquired) != "[{0 1 1} {4 4 1}]" {
+		t.Fatalf("before the restart a got %v", r.Acquired)
+	}
+	// 0 accepted, 1 released: persisted; 4 is still held at the restart.
+	fetchOnce(t, m, &a, "a", 1, AckBatch{0, 0, []AckType{AckAccept}}, AckBatch{1, 1, []AckType{AckRelease}})
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m = open()
+	t.Cleanup(func() { m.Close() })
+	var b Scratch
+	order := map[string][]int64{}
+	keyOf := []string{"a", "b", "a", "b", "c", "a"}
+	// Each fetch accepts what the previous one acquired.
+	var acks []AckBatch
+	for epoch := int32(0); epoch < 20; epoch++ {
+		r := fetchOnce(t, m, &b, "b", epoch, acks...)
+		if r.AckCode != 0 {
+			t.Fatalf("acks %v: code %d", acks, r.AckCode)
+		}
+		acks = acks[:0]
+		held := map[string]bool{}
+		for _, ar := range r.Acquired {
+			for o := ar.FirstOffset; o <= ar.LastOffset; o++ {
+				k := keyOf[o]
+				if held[k] {
+					t.Fatalf("key %s twice in one acquisition: %v", k, r.Acquired)
+				}
+				held[k] = true
+				order[k] = append(order[k], o)
+			}
+			acks = append(acks, AckBatch{ar.FirstOffset, ar.LastOffset, []AckType{AckAccept}})
+		}
+		if len(acks) == 0 {
+			break
+		}
+	}
+	// 1 (b, released) and 2 (a) and 4 (c) first; 3 and 5 behind 1 and 2.
+	if got := fmt.Sprint(order); got != "map[a:[2 5] b:[1 3] c:[4]]" {
+		t.Errorf("delivered after the restart %s", got)
+	}
+	if spso, _, ok := m.Offsets(Key{Group: "g", TopicID: [16]byte{1}}); !ok || spso != 6 {
+		t.Fatalf("SPSO %d after the drain, want 6 (order %v)", spso, order)
+	}
+}
