@@ -166,6 +166,8 @@ func (s *Server) newShareManager(persister share.Persister) (*share.Manager, err
 		Settings:  s.shareSettings,
 		Logger:    s.logger.With("component", "share"),
 		DLQ:       shareDLQ{s},
+		// Key-ordered delivery reads record keys of compressed batches.
+		Decompress: log.Decompress,
 	})
 }
 

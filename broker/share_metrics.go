@@ -33,6 +33,10 @@ var (
 		"Records whose acquisition lock expired (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
 	descShareArchiving = prometheus.NewDesc("sharq_share_partition_archiving_records",
 		"Records in the Archiving state: waiting for their dead-letter write (KIP-1191).", shareLabels, nil)
+	descShareBackoff = prometheus.NewDesc("sharq_share_partition_backoff_records",
+		"Available records waiting out a redelivery backoff (sharq.share.redelivery.backoff.ms); part of sharq_share_partition_available_records.", shareLabels, nil)
+	descShareBackoffs = prometheus.NewDesc("sharq_share_partition_backoffs_total",
+		"Records made to wait out a redelivery backoff after a release or lock expiry (in memory: resets when the share-partition is reloaded, e.g. on restart).", shareLabels, nil)
 
 	// Dead-letter writes per share group and source topic (since start).
 	dlqLabels         = []string{"group", "topic"}
@@ -47,7 +51,7 @@ type shareCollector struct{ s *Server }
 func (c shareCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descShareSPSO, descShareSPEO, descShareAcquired, descShareAvail, descShareLag, descShareMembers,
 		descShareDeliveries, descShareRedeliveries, descShareArchivedByLimit, descShareRejected, descShareLockExpiries,
-		descShareArchiving, descShareDLQWrite, descShareDLQFail} {
+		descShareArchiving, descShareBackoff, descShareBackoffs, descShareDLQWrite, descShareDLQFail} {
 		ch <- d
 	}
 }
@@ -96,6 +100,8 @@ func (c shareCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShareRejected, prometheus.CounterValue, float64(stats.Rejected), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareLockExpiries, prometheus.CounterValue, float64(stats.LockExpiries), labels...)
 		ch <- prometheus.MustNewConstMetric(descShareArchiving, prometheus.GaugeValue, float64(sum.Archiving), labels...)
+		ch <- prometheus.MustNewConstMetric(descShareBackoff, prometheus.GaugeValue, float64(sum.Backoff), labels...)
+		ch <- prometheus.MustNewConstMetric(descShareBackoffs, prometheus.CounterValue, float64(stats.Backoffs), labels...)
 	}
 	for _, d := range st.DLQStats() {
 		ch <- prometheus.MustNewConstMetric(descShareDLQWrite, prometheus.CounterValue, float64(d.Records), labelValue(d.Group), labelValue(d.Topic))

@@ -16,6 +16,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -89,6 +90,9 @@ type uiShareGroup struct {
 	Epoch      int32              `json:"epoch"`
 	Members    []uiShareMember    `json:"members"`
 	Partitions []uiSharePartition `json:"partitions"`
+	// Modes lists the sharq-only group modes turned on (key-ordered
+	// delivery, redelivery backoff, persisted delivery counts).
+	Modes []string `json:"modes"`
 }
 
 type uiShareMember struct {
@@ -122,6 +126,12 @@ type uiRange struct {
 	DeliveryCount int16  `json:"deliveryCount"`
 	Owner         string `json:"owner,omitempty"`
 	LockDeadline  int64  `json:"lockDeadline,omitempty"` // unix ms, Acquired only
+	// BackoffUntil: an Available range waiting out its redelivery backoff
+	// (sharq.share.redelivery.backoff.ms) until this unix ms.
+	BackoffUntil int64 `json:"backoffUntil,omitempty"`
+	// KeyHeld: an Available range of a key-ordered group whose keys are
+	// held by records in flight, or wait behind earlier ones.
+	KeyHeld bool `json:"keyHeld,omitempty"`
 }
 
 // registerUI adds /ui (the page) and /ui/state (its JSON) to the metrics
@@ -318,6 +328,10 @@ func (s *Server) uiShareGroups(hw map[group.TopicPartition]uiPartition) []uiShar
 			if r.State == share.Acquired {
 				ur.Owner, ur.LockDeadline = r.Owner, r.LockDeadline.UnixMilli()
 			}
+			if !r.AvailableAt.IsZero() {
+				ur.BackoffUntil = r.AvailableAt.UnixMilli()
+			}
+			ur.KeyHeld = r.KeyHeld
 			up.Ranges = append(up.Ranges, ur)
 		}
 		ug := byID[v.Key.Group]
@@ -331,6 +345,7 @@ func (s *Server) uiShareGroups(hw map[group.TopicPartition]uiPartition) []uiShar
 
 	out := make([]uiShareGroup, 0, len(byID))
 	for _, ug := range byID {
+		ug.Modes = shareModes(s.shareSettings(ug.ID))
 		sort.Slice(ug.Partitions, func(i, j int) bool {
 			a, b := ug.Partitions[i], ug.Partitions[j]
 			return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
@@ -339,4 +354,24 @@ func (s *Server) uiShareGroups(hw map[group.TopicPartition]uiPartition) []uiShar
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// shareModes describes the sharq-only modes a share group has turned on.
+func shareModes(st share.Settings) []string {
+	modes := []string{}
+	if st.KeyOrdered {
+		modes = append(modes, "key-ordered")
+	}
+	if st.Backoff.Enabled() {
+		cfg := st.PartitionConfig().Effective().Backoff
+		if cfg.Multiplier == 1 {
+			modes = append(modes, fmt.Sprintf("redelivery backoff %v", cfg.Initial))
+		} else {
+			modes = append(modes, fmt.Sprintf("redelivery backoff %v x%g up to %v", cfg.Initial, cfg.Multiplier, cfg.Max))
+		}
+	}
+	if st.PersistCounts {
+		modes = append(modes, "delivery counts persisted")
+	}
+	return modes
 }

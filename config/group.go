@@ -92,6 +92,17 @@ var groupKeys = []*groupKey{
 	{name: "errors.deadletterqueue.topic.name", typ: TypeString, def: "",
 		valid: funcV{fn: checkDLQTopicName, desc: "a topic name not starting with '__'"},
 		doc:   "The name of the topic to be used as the dead-letter queue (DLQ) topic for this share group. If blank (the default), the group does not have a DLQ topic."},
+	// sharq's own share group configs (no Kafka equivalent; off by default).
+	{name: "sharq.share.redelivery.backoff.ms", typ: TypeLong, def: "0", valid: between(0, 3600000),
+		doc: "sharq only: a record released by its consumer or whose acquisition lock expired is redelivered only after this many milliseconds, multiplied by sharq.share.redelivery.backoff.multiplier for each further failed delivery, up to sharq.share.redelivery.backoff.max.ms. 0 (the default) turns the backoff off."},
+	{name: "sharq.share.redelivery.backoff.max.ms", typ: TypeLong, def: "60000", valid: between(1, 3600000),
+		doc: "sharq only: the longest redelivery backoff."},
+	{name: "sharq.share.redelivery.backoff.multiplier", typ: TypeDouble, def: "2.0", valid: between(1, 1000),
+		doc: "sharq only: the factor the redelivery backoff grows by per failed delivery; 1 gives a fixed delay."},
+	{name: "sharq.share.key.ordered.enable", typ: TypeBoolean, def: "false",
+		doc: "sharq only: no two records with the same key are in flight at once in a share-partition, and records of one key are delivered in offset order, across redeliveries; records with a null key are unordered."},
+	{name: "sharq.share.delivery.count.persist", typ: TypeBoolean, def: "false",
+		doc: "sharq only: each acquisition's delivery count is made durable before the records are returned, so that after a crash no record is delivered more than share.delivery.count.limit times."},
 	{name: "errors.deadletterqueue.copy.record.enable", typ: TypeBoolean, def: "false",
 		doc: "When writing onto the dead-letter queue topic, whether to copy the original record onto the DLQ topic, or just write a record containing the context information headers."},
 }

@@ -77,6 +77,9 @@ var scenarios = []scenario{
 		1, 19, 44, // Fetch, CreateTopics, group configs
 		76, 78, 79, // ShareGroupHeartbeat, ShareFetch, ShareAcknowledge
 	}},
+	// sharq's share group extensions (java/ShareExtCheck.java): key-ordered
+	// delivery and redelivery backoff with KafkaShareConsumer; sharq only.
+	{name: "share-ext", run: scenarioShareExt, requires: append([]int16{19, 44}, shareCheckAPIs...)},
 	// Transactions (java/TxnCheck.java): KafkaProducer commit, abort,
 	// sendOffsetsToTransaction and zombie fencing; read_committed consumer.
 	{name: "txn-check", run: scenarioTxnCheck, requires: []int16{

@@ -16,8 +16,10 @@ type modelRecord struct {
 	count    int16
 	terminal bool
 	accepted bool
-	doomed   bool // held when the log start offset passed it: archived when it comes back
-	hole     bool // no record (compaction): may be archived whenever it is not held
+	doomed   bool   // held when the log start offset passed it: archived when it comes back
+	hole     bool   // no record (compaction): may be archived whenever it is not held
+	notUntil int64  // ms: released or expired with a redelivery backoff, not acquirable before
+	key      string // key-ordered runs: "" is a null key
 }
 
 type checker struct {
@@ -106,6 +108,9 @@ func (c *checker) acquire(member string) {
 			if a.DeliveryCount != r.count+1 {
 				c.fail("offset %d delivered with count %d, model says %d before", off, a.DeliveryCount, r.count)
 			}
+			if c.now < r.notUntil {
+				c.fail("offset %d acquired at %d inside its redelivery backoff (until %d)", off, c.now, r.notUntil)
+			}
 			if int(a.DeliveryCount) > c.cfg.DeliveryCountLimit {
 				c.fail("offset %d delivered %d times (limit %d)", off, a.DeliveryCount, c.cfg.DeliveryCountLimit)
 			}
@@ -116,12 +121,50 @@ func (c *checker) acquire(member string) {
 			n++
 		}
 	}
+	if c.cfg.KeyOrdered {
+		c.checkKeyOrder()
+	}
 	if n != c.res.Count {
 		c.fail("Count %d, ranges hold %d", c.res.Count, n)
 	}
 	if req.Mode == RecordLimit && n > int64(req.MaxRecords) {
 		c.fail("record_limit acquired %d > %d", n, req.MaxRecords)
 	}
+}
+
+// checkKeyOrder: no two held records share a key, and a held record has
+// no earlier non-terminal record of its key.
+func (c *checker) checkKeyOrder() {
+	firstLive := map[string]int64{}
+	heldBy := map[string]int64{}
+	for off := c.spsoModel(); off < c.src.Bound.HighWatermark; off++ {
+		r := c.model[off]
+		if r == nil || r.key == "" || r.terminal || r.hole {
+			continue
+		}
+		if _, ok := firstLive[r.key]; !ok {
+			firstLive[r.key] = off
+		}
+		if r.holder == "" {
+			continue
+		}
+		if prev, ok := heldBy[r.key]; ok {
+			c.fail("key %q in flight twice: offsets %d and %d", r.key, prev, off)
+		}
+		heldBy[r.key] = off
+		if first := firstLive[r.key]; first != off {
+			c.fail("offset %d (key %q) held while offset %d of its key is not done", off, r.key, first)
+		}
+	}
+}
+
+// spsoModel is the lowest offset the model may still track as live.
+func (c *checker) spsoModel() int64 {
+	lo := c.p.StartOffset()
+	for _, r := range c.p.InFlight(nil) {
+		lo = min(lo, r.FirstOffset)
+	}
+	return max(lo, 0)
 }
 
 // held returns the offsets member holds per the model, ascending.
@@ -185,6 +228,7 @@ func (c *checker) ack(member string, onlyAccept bool) {
 			case AckRelease:
 				r.holder = ""
 				r.terminal = int(r.count) >= c.cfg.DeliveryCountLimit || r.doomed
+				r.notUntil = c.now + c.cfg.Backoff.Delay(r.count).Milliseconds()
 			}
 		}
 	}
@@ -201,7 +245,7 @@ func (c *checker) ack(member string, onlyAccept bool) {
 	}
 }
 
-func (c *checker) applyReleased(changed []InFlightRange) {
+func (c *checker) applyReleased(changed []InFlightRange, expired bool) {
 	for _, r := range changed {
 		for off := r.FirstOffset; off <= r.LastOffset; off++ {
 			m := c.rec(off)
@@ -210,7 +254,14 @@ func (c *checker) applyReleased(changed []InFlightRange) {
 			}
 			m.holder = ""
 			m.count = r.DeliveryCount
+			m.notUntil = 0
+			if expired {
+				m.notUntil = c.now + c.cfg.Backoff.Delay(m.count).Milliseconds()
+			}
 			m.terminal = r.State.Terminal()
+			if !expired && c.cfg.PersistCounts && int(m.count) >= c.cfg.DeliveryCountLimit {
+				m.terminal = true // archived by the next acquisition
+			}
 			if m.doomed {
 				// Below the log start: the partition may only learn that at
 				// its next acquisition, but it must never hand it out again.
@@ -240,9 +291,17 @@ func (c *checker) restart() {
 	}
 	c.p = p
 	for off, r := range c.model {
+		// The backoff is not persisted: a restart ends it (best effort).
+		r.notUntil = 0
 		if r.holder != "" {
 			r.holder = ""
-			r.count--
+			if c.cfg.PersistCounts {
+				// The acquisition's count was durable: it stands, and a
+				// record at the limit is never delivered again.
+				r.terminal = r.terminal || int(r.count) >= c.cfg.DeliveryCountLimit
+			} else {
+				r.count--
+			}
 			r.terminal = r.terminal || r.doomed
 		}
 		if off > c.p.EndOffset() && !r.terminal {
@@ -261,7 +320,22 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 		model:   map[int64]*modelRecord{},
 		members: []string{"m1", "m2", "m3", "m4", "m5"},
 	}
+	if seed%5 >= 3 {
+		// Redelivery backoff: exponential (seed%5 == 3) or fixed.
+		c.cfg.Backoff = Backoff{Initial: time.Duration(20+seed%7*30) * time.Millisecond, Max: 400 * time.Millisecond, Multiplier: 2}
+		if seed%5 == 4 {
+			c.cfg.Backoff.Multiplier = 1
+		}
+	}
+	if seed%4 == 2 {
+		c.cfg.PersistCounts = true
+	}
+	if seed%3 == 1 {
+		c.cfg.KeyOrdered = true
+		c.src.KeyOf = map[int64]string{}
+	}
 	c.p = New(c.cfg)
+	c.cfg = c.p.Config()
 	c.p.Initialise(0, 0)
 	for c.ops = 0; c.ops < steps; c.ops++ {
 		member := c.members[c.rng.IntN(len(c.members))]
@@ -275,7 +349,15 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 				c.src.Bound.HighWatermark += n
 				c.src.Bound.LastStable = c.src.Bound.HighWatermark
 			}
-			c.src.Append(1 + c.rng.IntN(30))
+			base := c.src.Append(1 + c.rng.IntN(30))
+			if c.cfg.KeyOrdered {
+				for off := base; off < c.src.Bound.HighWatermark; off++ {
+					if k := c.rng.IntN(8); k > 0 {
+						c.rec(off).key = fmt.Sprint("k", k)
+						c.src.KeyOf[off] = c.rec(off).key
+					}
+				}
+			}
 		case op < 45:
 			c.acquire(member)
 		case op < 75:
@@ -283,7 +365,7 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 		case op < 85:
 			c.now += int64(c.rng.IntN(700))
 			changed, _ := c.p.ExpireLocks(time.UnixMilli(c.now), nil)
-			c.applyReleased(changed)
+			c.applyReleased(changed, true)
 		case op < 90:
 			changed, _ := c.p.ReleaseMember(member, time.UnixMilli(c.now), nil)
 			for _, r := range changed {
@@ -293,7 +375,7 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 					}
 				}
 			}
-			c.applyReleased(changed)
+			c.applyReleased(changed, false)
 		case op < 92:
 			c.restart()
 		case op < 93 && seed%2 == 0:
@@ -312,6 +394,19 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 			c.now += int64(c.rng.IntN(50))
 		}
 		c.check()
+		if w, ok := c.p.NextWake(); ok {
+			for _, r := range c.p.InFlight(nil) {
+				if !r.AvailableAt.IsZero() && r.AvailableAt.Before(w) {
+					c.fail("NextWake %v after a backoff end %v", w, r.AvailableAt)
+				}
+			}
+		} else {
+			for _, r := range c.p.InFlight(nil) {
+				if !r.AvailableAt.IsZero() || r.State == Acquired {
+					c.fail("no wake-up with %+v pending", r)
+				}
+			}
+		}
 		if d, ok := c.p.NextDeadline(); ok {
 			for _, r := range c.p.InFlight(nil) {
 				if r.State == Acquired && r.LockDeadline.Before(d) {
@@ -328,7 +423,7 @@ func runChecker(t *testing.T, seed uint64, steps int) {
 		c.ack(member, true)
 		c.now += 2000
 		changed, _ := c.p.ExpireLocks(time.UnixMilli(c.now), nil)
-		c.applyReleased(changed)
+		c.applyReleased(changed, true)
 		c.check()
 	}
 	if s := c.p.StartOffset(); s != c.src.Bound.HighWatermark {

@@ -15,12 +15,12 @@
 //
 // Manager.Fetch's path, per partition, under that mutex:
 //
-//	from := max(sp.NextFetchOffset(), log.LogStartOffset())
+//	from := max(sp.FetchOffset(now), log.LogStartOffset())
 //	data, _ := log.Read(from, maxBytes, buf)
 //	src.Reset(from, data, share.Bounds{LogStart: ..., HighWatermark: ..., LastStable: ...}, aborted)
 //	eff, err := sp.Acquire(member, now, share.AcquireRequest{...}, &src, &res)
 //	records := share.SliceBatches(data, res.RecordsFirst, res.RecordsLast)
-//	// res.Acquired -> AcquiredRecords; re-arm the timer from sp.NextDeadline()
+//	// res.Acquired -> AcquiredRecords; re-arm the timer from sp.NextWake()
 //
 // ShareAcknowledge (and piggy-backed acks): sp.Acknowledge, then if
 // eff.Persist stage sp.AppendState and, after the mutex is released, write

@@ -45,6 +45,8 @@ type Manager struct {
 	// expiry is the one timer for member session timeouts.
 	expiry Timer
 
+	decompress Decompressor
+
 	dlq  DLQ       // nil: no dead-letter queues
 	dlqq *dlqQueue // the dead-letter worker (dlq.go)
 	// dlqDone, when set (tests), runs after each dead-letter attempt with
@@ -100,6 +102,10 @@ type Options struct {
 	Logger   *slog.Logger // nil: slog.Default
 	// DLQ writes dead-letter records (KIP-1191); nil turns them off.
 	DLQ DLQ
+	// Decompress unpacks compressed batches when key-ordered delivery
+	// reads record keys (sharq/log's Decompress); nil: the records of
+	// compressed batches count as unordered.
+	Decompress Decompressor
 }
 
 // NewManager sets up share groups; groups with persisted state exist again
@@ -112,15 +118,16 @@ func NewManager(o Options) (*Manager, error) {
 		o.Logger = slog.Default()
 	}
 	m := &Manager{
-		persister: o.Persister,
-		logs:      o.Logs,
-		settings:  o.Settings,
-		clock:     o.Clock,
-		logger:    o.Logger,
-		coord:     NewCoordinator(),
-		sessions:  map[sessionKey]*session{},
-		parts:     map[Key]*part{},
-		dlq:       o.DLQ,
+		persister:  o.Persister,
+		logs:       o.Logs,
+		settings:   o.Settings,
+		clock:      o.Clock,
+		logger:     o.Logger,
+		coord:      NewCoordinator(),
+		sessions:   map[sessionKey]*session{},
+		parts:      map[Key]*part{},
+		dlq:        o.DLQ,
+		decompress: o.Decompress,
 	}
 	groups, err := o.Persister.Groups()
 	if err != nil {
@@ -332,10 +339,10 @@ func (p *part) removeWaiter(ch chan struct{}) {
 	p.mu.Unlock()
 }
 
-// armLocked keeps the one lock timer of the share-partition set for its
-// earliest acquisition lock deadline.
+// armLocked keeps the one timer of the share-partition set for its
+// earliest acquisition lock deadline or redelivery backoff end.
 func (m *Manager) armLocked(p *part) {
-	next, ok := p.sp.NextDeadline()
+	next, ok := p.sp.NextWake()
 	if !ok {
 		if p.timer != nil {
 			p.timer.Stop()
@@ -356,8 +363,9 @@ func (m *Manager) armLocked(p *part) {
 	p.armed = next
 }
 
-// expire is the lock timer: expired acquisitions go back to Available (or
-// are archived at the delivery limit).
+// expire is the share-partition's timer: expired acquisitions go back to
+// Available (or are archived at the delivery limit) and records whose
+// redelivery backoff ended become acquirable (parked fetches wake).
 func (m *Manager) expire(p *part) {
 	p.mu.Lock()
 	p.armed = time.Time{}

@@ -635,12 +635,13 @@ func (m *Manager) acquire(member string, r *PartitionResult, st *Settings, areq 
 func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq AcquireRequest, maxBytes int, fair bool, sc *Scratch) (int64, int16, pendingWrite) {
 	lg := r.log
 	logStart := lg.LogStartOffset()
-	if p.sp.Full() && logStart <= p.sp.StartOffset() {
+	now := m.clock.Now()
+	if p.sp.FullAt(now) && logStart <= p.sp.StartOffset() {
 		// Nothing to take and no log-start move to apply: skip the read.
 		return 0, 0, pendingWrite{}
 	}
 	hw := lg.HighWatermark()
-	from := max(p.sp.NextFetchOffset(), logStart)
+	from := max(p.sp.FetchOffset(now), logStart)
 	bounds := Bounds{LogStart: logStart, HighWatermark: hw, LastStable: hw}
 	end := hw
 	rc := p.sp.Config().ReadCommitted
@@ -688,7 +689,7 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 			aborted = sc.aborted
 		}
 	}
-	now := m.clock.Now()
+	sc.src.Decompress = m.decompress
 	sc.src.Reset(from, data, bounds, aborted)
 	eff, err := p.sp.Acquire(member, now, areq, &sc.src, &sc.ar)
 	sc.src.Reset(0, nil, Bounds{}, nil) // keep no reference to the bytes

@@ -10,11 +10,14 @@ import (
 // a state, a delivery count and (while Acquired) an owner and deadline.
 type span struct {
 	first, last int64
-	deadline    int64 // UnixNano; only while Acquired
-	owner       string
-	count       int16
-	state       RecordState
-	cause       DLQCause // while Archiving
+	// deadline (UnixNano): the lock deadline while Acquired; while
+	// Available, when its redelivery backoff ends (0: none). One field for
+	// both keeps a span at 48 bytes.
+	deadline int64
+	owner    string
+	count    int16
+	state    RecordState
+	cause    DLQCause // while Archiving
 }
 
 func (s *span) len() int64 { return s.last - s.first + 1 }
@@ -54,6 +57,15 @@ type SharePartition struct {
 	// deadlineOK false means it must be recomputed.
 	minDeadline int64
 	deadlineOK  bool
+	// minAvail caches the earliest redelivery backoff end (math.MaxInt64 =
+	// none waiting); availOK false means it must be recomputed.
+	minAvail int64
+	availOK  bool
+
+	// Key-ordered delivery (keys.go): the key of each offset of the window
+	// and the scratch of a scan.
+	keys keyWindow
+	ks   keyScratch
 
 	stats Stats // cumulative, for metrics; never persisted
 }
@@ -61,7 +73,7 @@ type SharePartition struct {
 // New returns an uninitialised share-partition (StartOffset -1, as Kafka
 // persists it before share.auto.offset.reset is applied).
 func New(cfg Config) *SharePartition {
-	return &SharePartition{cfg: cfg.withDefaults(), spso: -1, speo: -2, minDeadline: math.MaxInt64, deadlineOK: true}
+	return &SharePartition{cfg: cfg.withDefaults(), spso: -1, speo: -2, minDeadline: math.MaxInt64, deadlineOK: true, minAvail: math.MaxInt64, availOK: true}
 }
 
 // SetConfig applies changed group configs. A lowered delivery limit takes
@@ -97,6 +109,8 @@ func (p *SharePartition) Initialise(startOffset int64, stateEpoch int32) Effects
 	p.ranges = p.ranges[:0]
 	p.availFrom = startOffset
 	p.minDeadline, p.deadlineOK = math.MaxInt64, true
+	p.minAvail, p.availOK = math.MaxInt64, true
+	p.keys.reset()
 	p.dirty = true
 	return Effects{SPSOMoved: true, Available: true, Persist: true, Durable: true}
 }
@@ -233,8 +247,11 @@ func (p *SharePartition) advance() bool {
 func (p *SharePartition) moveStart(logStart int64) {
 	end := p.splitAt(logStart)
 	for k := 0; k < end; k++ {
-		if p.ranges[k].state == Available {
-			p.ranges[k].state = Archived
+		if r := &p.ranges[k]; r.state == Available {
+			r.state = Archived
+			if r.deadline != 0 {
+				r.deadline, p.availOK = 0, false
+			}
 		}
 	}
 	p.coalesce(0, end)
@@ -297,6 +314,12 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 		p.moveStart(b.LogStart)
 		eff.SPSOMoved, eff.Persist, eff.Available = true, true, true
 	}
+	if (!p.availOK || p.minAvail <= now.UnixNano()) && p.endBackoff(now.UnixNano()) {
+		eff.Available = true
+	}
+	if p.cfg.PersistCounts {
+		p.archiveSpent(&eff)
+	}
 	remaining := int64(req.MaxRecords)
 	if remaining <= 0 {
 		remaining = DefaultMaxRecords
@@ -305,7 +328,12 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 	if batchSize <= 0 || req.Mode == RecordLimit {
 		batchSize = math.MaxInt64
 	}
-	deadline := now.UnixNano() + int64(p.cfg.RecordLockDuration)
+	tnow := now.UnixNano()
+	deadline := tnow + int64(p.cfg.RecordLockDuration)
+	if p.cfg.KeyOrdered {
+		p.acquireKeyed(member, tnow, deadline, remaining, batchSize, end, src, res, &eff)
+		return p.acquired(eff, res), nil
+	}
 	stop := false
 
 	// Phase 1: re-acquire released / expired offsets inside the window.
@@ -320,6 +348,11 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 		a := max(r.first, p.spso)
 		if !scanned {
 			p.availFrom, scanned = a, true
+		}
+		if r.deadline > tnow {
+			// Waiting out its redelivery backoff: never blocks the rest.
+			k++
+			continue
 		}
 		if a >= end {
 			break
@@ -418,6 +451,9 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 			p.noteDeadline(deadline)
 		}
 	}
+	if p.cfg.PersistCounts && res.Count > 0 {
+		eff.Persist, eff.Durable = true, true
+	}
 	if p.advance() {
 		eff.SPSOMoved = true
 	}
@@ -425,6 +461,22 @@ func (p *SharePartition) Acquire(member string, now time.Time, req AcquireReques
 		p.dirty = true
 	}
 	return eff, nil
+}
+
+// acquired finishes a key-ordered acquisition as Acquire's end does the
+// unordered one: SPSO moves over what it archived; with persisted delivery
+// counts an acquisition is durable before the records are returned.
+func (p *SharePartition) acquired(eff Effects, res *AcquireResult) Effects {
+	if p.cfg.PersistCounts && res.Count > 0 {
+		eff.Persist, eff.Durable = true, true
+	}
+	if p.advance() {
+		eff.SPSOMoved = true
+	}
+	if eff.Persist {
+		p.dirty = true
+	}
+	return eff
 }
 
 // add appends an acquired range to the result, merging with the previous
@@ -455,6 +507,9 @@ func (p *SharePartition) transition(a, b int64, state RecordState, count int16, 
 		r := &p.ranges[k]
 		if r.state == Acquired && r.deadline == p.minDeadline {
 			p.deadlineOK = false
+		}
+		if r.state == Available && r.deadline != 0 {
+			p.availOK = false // a backoff ends here
 		}
 		r.state, r.owner, r.deadline = state, owner, deadline
 		if state == Acquired || count != 0 {
@@ -521,18 +576,19 @@ func (p *SharePartition) Acknowledge(member string, now time.Time, batches []Ack
 	if err := p.validateAcks(member, batches); err != nil {
 		return eff, err
 	}
-	deadline := now.UnixNano() + int64(p.cfg.RecordLockDuration)
+	tnow := now.UnixNano()
+	deadline := tnow + int64(p.cfg.RecordLockDuration)
 	for bi := range batches {
 		ab := &batches[bi]
 		if len(ab.Types) == 1 {
-			p.ackRange(ab.FirstOffset, ab.LastOffset, ab.Types[0], deadline, &eff)
+			p.ackRange(ab.FirstOffset, ab.LastOffset, ab.Types[0], tnow, deadline, &eff)
 			continue
 		}
 		// Per-offset types: apply runs of equal types as ranges.
 		start := 0
 		for i := 1; i <= len(ab.Types); i++ {
 			if i == len(ab.Types) || ab.Types[i] != ab.Types[start] {
-				p.ackRange(ab.FirstOffset+int64(start), ab.FirstOffset+int64(i-1), ab.Types[start], deadline, &eff)
+				p.ackRange(ab.FirstOffset+int64(start), ab.FirstOffset+int64(i-1), ab.Types[start], tnow, deadline, &eff)
 				start = i
 			}
 		}
@@ -620,7 +676,7 @@ func (p *SharePartition) validateAcks(member string, batches []AckBatch) error {
 
 // ackRange applies one type to [a, b] whose tracked offsets were validated
 // Acquired by the member; untracked offsets below SPSO are skipped.
-func (p *SharePartition) ackRange(a, b int64, t AckType, deadline int64, eff *Effects) {
+func (p *SharePartition) ackRange(a, b int64, t AckType, now, deadline int64, eff *Effects) {
 	if t == AckRenew {
 		i := p.splitAt(a)
 		j := p.splitAt(b + 1)
@@ -657,6 +713,7 @@ func (p *SharePartition) ackRange(a, b int64, t AckType, deadline int64, eff *Ef
 			if r.state == Available {
 				eff.Available = true
 				p.availFrom = min(p.availFrom, max(r.first, p.spso))
+				p.startBackoff(r, now)
 			} else {
 				eff.Archiving = eff.Archiving || r.state == Archiving
 				// Archived at the delivery limit: must not come back after a crash.
@@ -673,10 +730,13 @@ func (p *SharePartition) ackRange(a, b int64, t AckType, deadline int64, eff *Ef
 func (p *SharePartition) ExpireLocks(now time.Time, dst []InFlightRange) ([]InFlightRange, Effects) {
 	t := now.UnixNano()
 	var eff Effects
-	if d, ok := p.NextDeadline(); !ok || d.UnixNano() > t {
-		return dst, eff
+	if d, ok := p.NextDeadline(); ok && d.UnixNano() <= t {
+		dst, eff = p.releaseWhere(func(r *span) bool { return r.deadline <= t }, false, t, dst)
 	}
-	return p.releaseWhere(func(r *span) bool { return r.deadline <= t }, false, dst)
+	if p.endBackoff(t) {
+		eff.Available = true
+	}
+	return dst, eff
 }
 
 // ReleaseMember releases everything member holds (its share session closed,
@@ -686,10 +746,10 @@ func (p *SharePartition) ExpireLocks(now time.Time, dst []InFlightRange) ([]InFl
 // delivery limit on this path (the count went down).
 func (p *SharePartition) ReleaseMember(member string, now time.Time, dst []InFlightRange) ([]InFlightRange, Effects) {
 	_ = now // the release does not depend on time; kept for a uniform API
-	return p.releaseWhere(func(r *span) bool { return r.owner == member }, true, dst)
+	return p.releaseWhere(func(r *span) bool { return r.owner == member }, true, 0, dst)
 }
 
-func (p *SharePartition) releaseWhere(match func(*span) bool, decrement bool, dst []InFlightRange) ([]InFlightRange, Effects) {
+func (p *SharePartition) releaseWhere(match func(*span) bool, decrement bool, now int64, dst []InFlightRange) ([]InFlightRange, Effects) {
 	var eff Effects
 	changed := false
 	for k := range p.ranges {
@@ -699,7 +759,10 @@ func (p *SharePartition) releaseWhere(match func(*span) bool, decrement bool, ds
 		}
 		changed = true
 		if decrement {
-			if r.count > 0 {
+			// With persisted delivery counts the acquisition was counted
+			// durably and stays counted: a consumer that crashes on a
+			// record (its connection drops) uses up an attempt too.
+			if r.count > 0 && !p.cfg.PersistCounts {
 				r.count--
 			}
 			r.state = Available
@@ -719,6 +782,10 @@ func (p *SharePartition) releaseWhere(match func(*span) bool, decrement bool, ds
 		if r.state == Available {
 			eff.Available = true
 			p.availFrom = min(p.availFrom, max(r.first, p.spso))
+			if !decrement {
+				// A lock expiry is a failed delivery; a closed session is not.
+				p.startBackoff(r, now)
+			}
 		}
 		dst = append(dst, r.view())
 	}
@@ -739,6 +806,9 @@ func (r *span) view() InFlightRange {
 	v := InFlightRange{FirstOffset: r.first, LastOffset: r.last, State: r.state, DeliveryCount: r.count, Owner: r.owner}
 	if r.state == Acquired {
 		v.LockDeadline = time.Unix(0, r.deadline)
+	}
+	if r.state == Available && r.deadline != 0 {
+		v.AvailableAt = time.Unix(0, r.deadline)
 	}
 	return v
 }
@@ -782,6 +852,7 @@ type Summary struct {
 	Acquired              int64 // offsets currently Acquired
 	Available             int64 // offsets Available inside the window
 	Archiving             int64 // offsets waiting for their dead-letter write
+	Backoff               int64 // Available offsets waiting out a redelivery backoff (part of Available)
 }
 
 // Summary returns counters over the in-flight cache.
@@ -793,7 +864,11 @@ func (p *SharePartition) Summary() Summary {
 		case r.state == Acquired:
 			s.Acquired += r.len()
 		case r.state == Available && r.last >= p.spso:
-			s.Available += r.last - max(r.first, p.spso) + 1
+			n := r.last - max(r.first, p.spso) + 1
+			s.Available += n
+			if r.deadline != 0 {
+				s.Backoff += n
+			}
 		case r.state == Archiving:
 			s.Archiving += r.len()
 		case r.state.Terminal() && r.last >= p.spso:

@@ -11,7 +11,9 @@ import (
 // Script commands (times are milliseconds since the epoch):
 //
 //	init [start=N] [limit=N] [lock=MS] [locks=N] [committed] [norenew]
+//	     [backoff=MS] [backoffmax=MS] [mult=X] [keyed] [persist]
 //	append n=N [control] [txn pid=N] [aborted]   a batch of N records
+//	append keys=a,b,-,a                          a batch with these keys ("-" null)
 //	hole n=N                                     N offsets with no batch (compaction)
 //	compact from=N to=N                          batches inside vanish
 //	logstart off=N                               log start offset moves
@@ -62,6 +64,17 @@ func (d *scriptDriver) run(c *scriptCase) string {
 			MaxRecordLocks:     int(d.intArg(c, "locks", 0)),
 			ReadCommitted:      c.has("committed"),
 			RenewDisabled:      c.has("norenew"),
+			Backoff: Backoff{Initial: time.Duration(d.intArg(c, "backoff", 0)) * time.Millisecond,
+				Max: time.Duration(d.intArg(c, "backoffmax", 0)) * time.Millisecond},
+			KeyOrdered:    c.has("keyed"),
+			PersistCounts: c.has("persist"),
+		}
+		if v, ok := c.args["mult"]; ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				panic(c.pos + ": bad mult")
+			}
+			cfg.Backoff.Multiplier = f
 		}
 		d.p = New(cfg)
 		d.src = MemSource{}
@@ -70,7 +83,22 @@ func (d *scriptDriver) run(c *scriptCase) string {
 		d.per = NewMemPersister()
 		return fmtEffects(d.p.Initialise(start, 0)) + "\n" + d.state()
 	case "append":
-		base := d.src.Append(int(d.intArg(c, "n", 1)))
+		n := int(d.intArg(c, "n", 1))
+		var keys []string
+		if v, ok := c.args["keys"]; ok {
+			// keys=a,b,-,a: one record per key, "-" a null key.
+			keys = strings.Split(v, ",")
+			n = len(keys)
+		}
+		base := d.src.Append(n)
+		for i, k := range keys {
+			if k != "-" {
+				if d.src.KeyOf == nil {
+					d.src.KeyOf = map[int64]string{}
+				}
+				d.src.KeyOf[base+int64(i)] = k
+			}
+		}
 		h := &d.src.Batches[len(d.src.Batches)-1]
 		h.Control = c.has("control")
 		h.Transactional = c.has("txn") || c.has("control")
@@ -220,13 +248,28 @@ func (d *scriptDriver) state() string {
 	var b strings.Builder
 	p := d.p
 	fmt.Fprintf(&b, "spso=%d speo=%d next=%d complete=%d lag=%d", p.StartOffset(), p.EndOffset(), p.NextFetchOffset(), p.DeliveryCompleteCount(), p.Lag(d.src.Bound.HighWatermark))
-	if dl, ok := p.NextDeadline(); ok {
+	dl, ok := p.NextDeadline()
+	if ok {
 		fmt.Fprintf(&b, " deadline=%d", dl.UnixMilli())
+	}
+	if w, wok := p.NextWake(); wok && (!ok || !w.Equal(dl)) {
+		fmt.Fprintf(&b, " wake=%d", w.UnixMilli())
 	}
 	for _, r := range p.InFlight(nil) {
 		fmt.Fprintf(&b, "\n  %d-%d %s#%d", r.FirstOffset, r.LastOffset, r.State, r.DeliveryCount)
+		if p.cfg.KeyOrdered && r.State == Available {
+			win, _ := p.Window(nil, 0)
+			for _, w := range win {
+				if w.KeyHeld && w.FirstOffset <= r.LastOffset && w.LastOffset >= r.FirstOffset {
+					fmt.Fprintf(&b, " held:%d-%d", max(w.FirstOffset, r.FirstOffset), min(w.LastOffset, r.LastOffset))
+				}
+			}
+		}
 		if r.State == Acquired {
 			fmt.Fprintf(&b, " %s until %d", r.Owner, r.LockDeadline.UnixMilli())
+		}
+		if !r.AvailableAt.IsZero() {
+			fmt.Fprintf(&b, " backoff until %d", r.AvailableAt.UnixMilli())
 		}
 	}
 	if err := checkInvariants(p); err != nil {
@@ -261,7 +304,7 @@ func checkInvariants(p *SharePartition) error {
 		if r.state == Acquired && (r.owner == "" || r.count < 1) {
 			return fmt.Errorf("range %d-%d acquired without owner or count", r.first, r.last)
 		}
-		if r.state != Acquired && (r.owner != "" || r.deadline != 0) {
+		if r.state != Acquired && (r.owner != "" || r.deadline != 0 && r.state != Available) {
 			return fmt.Errorf("range %d-%d %s keeps an owner or deadline", r.first, r.last, r.state)
 		}
 		if r.last >= p.spso {

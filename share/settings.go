@@ -29,6 +29,11 @@ type Settings struct {
 	DLQAutoCreate bool   // errors.deadletterqueue.auto.create.topics.enable (broker)
 	DLQPrefix     string // errors.deadletterqueue.topic.name.prefix (broker)
 
+	// sharq's own group configs (off by default).
+	Backoff       Backoff // sharq.share.redelivery.backoff.ms / .max.ms / .multiplier
+	KeyOrdered    bool    // sharq.share.key.ordered.enable
+	PersistCounts bool    // sharq.share.delivery.count.persist
+
 	// Broker-wide limits a ShareFetch obeys.
 	MaxSessions   int // group.share.max.share.sessions
 	FetchMaxBytes int // fetch.max.bytes
@@ -74,6 +79,19 @@ func (s Settings) WithOverrides(overrides map[string]string) Settings {
 	if v := overrides["errors.deadletterqueue.copy.record.enable"]; v == "true" {
 		s.DLQCopy = true
 	}
+	ms("sharq.share.redelivery.backoff.ms", &s.Backoff.Initial)
+	ms("sharq.share.redelivery.backoff.max.ms", &s.Backoff.Max)
+	if v, ok := overrides["sharq.share.redelivery.backoff.multiplier"]; ok {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f >= 1 {
+			s.Backoff.Multiplier = f
+		}
+	}
+	if v := overrides["sharq.share.key.ordered.enable"]; v == "true" {
+		s.KeyOrdered = true
+	}
+	if v := overrides["sharq.share.delivery.count.persist"]; v == "true" {
+		s.PersistCounts = true
+	}
 	return s
 }
 
@@ -90,6 +108,9 @@ func (s Settings) PartitionConfig() Config {
 		ReadCommitted:      s.ReadCommitted,
 		RenewDisabled:      !s.RenewEnabled,
 		DLQ:                s.DLQEnabled && s.DLQTopic != "",
+		Backoff:            s.Backoff,
+		KeyOrdered:         s.KeyOrdered,
+		PersistCounts:      s.PersistCounts,
 	}
 }
 

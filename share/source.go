@@ -55,6 +55,10 @@ type RawBatches struct {
 	Data    []byte
 	Bound   Bounds
 	Aborted []AbortedTxn
+	// Decompress unpacks compressed batches when record keys are read
+	// (key-ordered delivery); Reset keeps it.
+	Decompress Decompressor
+	dbuf       []byte
 
 	pos      int   // byte position of the cursor batch
 	cursorAt int64 // last offset before the cursor (-1 at the start)
@@ -173,6 +177,7 @@ func SliceBatches(data []byte, first, last int64) []byte {
 type MemSource struct {
 	Batches []BatchHeader
 	Bound   Bounds
+	KeyOf   map[int64]string // record keys (Keys); absent: null
 }
 
 // Bounds implements BatchSource.

@@ -27,7 +27,9 @@ type State struct {
 // clears the dirty flag. Acquired ranges are written as the state they had
 // before the acquisition (Available with count-1): Kafka never persists an
 // acquisition, so after a restart they are delivered again with the count
-// that was last persisted. Available ranges with count 0 are left out: on
+// that was last persisted. With persisted delivery counts
+// (sharq.share.delivery.count.persist) they are written Available with the
+// acquisition's count: the delivery is counted even if the broker dies. Available ranges with count 0 are left out: on
 // load, offsets between SPSO and the last batch without a batch of their
 // own are Available with count 0 (Kafka's "gap window").
 func (p *SharePartition) AppendState(st *State) {
@@ -42,7 +44,10 @@ func (p *SharePartition) AppendState(st *State) {
 		r := &p.ranges[k]
 		b := StateBatch{FirstOffset: max(r.first, p.spso), LastOffset: r.last, State: r.state, DeliveryCount: r.count}
 		if b.State == Acquired {
-			b.State, b.DeliveryCount = Available, max(r.count-1, 0)
+			b.State = Available
+			if !p.cfg.PersistCounts {
+				b.DeliveryCount = max(r.count-1, 0)
+			}
 		}
 		if b.State.Terminal() {
 			st.DeliveryCompleteCount += b.LastOffset - b.FirstOffset + 1

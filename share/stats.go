@@ -18,6 +18,8 @@ type Stats struct {
 	Rejected int64
 	// LockExpiries counts offsets whose acquisition lock expired.
 	LockExpiries int64
+	// Backoffs counts offsets made to wait out a redelivery backoff.
+	Backoffs int64
 }
 
 // Stats returns the cumulative counters.

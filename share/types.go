@@ -80,7 +80,52 @@ type Config struct {
 	// (Kafka's isDLQEnabledForGroup): rejected records and those released
 	// or expired at the delivery limit go Archiving, not Archived.
 	DLQ bool
+
+	// sharq's own group configs (off by default; Kafka's behaviour then).
+	Backoff       Backoff // sharq.share.redelivery.backoff.*
+	KeyOrdered    bool    // sharq.share.key.ordered.enable
+	PersistCounts bool    // sharq.share.delivery.count.persist
 }
+
+// Backoff is the redelivery backoff: a record released by its consumer or
+// whose lock expired is acquirable again only after
+// min(Max, Initial * Multiplier^(count-1)), count being the delivery count
+// of the attempt that failed. Initial <= 0 turns it off; Multiplier 1 is a
+// fixed delay. Best effort: the delay is kept in memory only (a restart
+// makes waiting records available at once, with their persisted count).
+type Backoff struct {
+	Initial    time.Duration
+	Max        time.Duration
+	Multiplier float64
+}
+
+// Default maximum and multiplier of the redelivery backoff.
+const (
+	DefaultBackoffMax        = 60 * time.Second
+	DefaultBackoffMultiplier = 2.0
+)
+
+// Enabled reports whether released records wait before redelivery.
+func (b Backoff) Enabled() bool { return b.Initial > 0 }
+
+// Delay is the wait after the count-th delivery failed.
+func (b Backoff) Delay(count int16) time.Duration {
+	if b.Initial <= 0 {
+		return 0
+	}
+	d := float64(b.Initial)
+	for i := int16(1); i < count && d < float64(b.Max); i++ {
+		d *= b.Multiplier
+	}
+	if d > float64(b.Max) {
+		return b.Max
+	}
+	return time.Duration(d)
+}
+
+// Effective is the configuration with Kafka's (and sharq's) defaults
+// filled in, as a share-partition uses it.
+func (c Config) Effective() Config { return c.withDefaults() }
 
 func (c Config) withDefaults() Config {
 	if c.DeliveryCountLimit <= 0 {
@@ -94,6 +139,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRecordLocks <= 0 {
 		c.MaxRecordLocks = DefaultMaxRecordLocks
+	}
+	if c.Backoff.Max <= 0 {
+		c.Backoff.Max = DefaultBackoffMax
+	}
+	if c.Backoff.Max < c.Backoff.Initial {
+		c.Backoff.Max = c.Backoff.Initial
+	}
+	if c.Backoff.Multiplier < 1 {
+		c.Backoff.Multiplier = DefaultBackoffMultiplier
+		if c.Backoff.Multiplier < 1 {
+			c.Backoff.Multiplier = 1
+		}
 	}
 	return c
 }
@@ -143,6 +200,13 @@ type InFlightRange struct {
 	DeliveryCount int16
 	Owner         string    // member id while Acquired
 	LockDeadline  time.Time // zero unless Acquired
+	// AvailableAt is when an Available range's redelivery backoff ends
+	// (zero when it is not waiting one out).
+	AvailableAt time.Time
+	// KeyHeld (Window only, key-ordered delivery): the Available range
+	// cannot be acquired now because its keys are held or wait behind
+	// earlier records of the same keys.
+	KeyHeld bool
 }
 
 // Effects tells the caller what a mutating call changed.

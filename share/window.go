@@ -9,8 +9,12 @@ package share
 // them are not part of the window and are not reported. An uninitialised
 // share-partition has no window (dst, 0).
 //
+// With key-ordered delivery, Available ranges are split into runs that can
+// be acquired now and runs whose keys are held (KeyHeld).
+//
 // Like every method it runs under the caller's per-share-partition lock;
-// it only reads, so a monitoring page can call it without side effects.
+// it changes no state (only the key scan's scratch), so a monitoring page
+// can call it without side effects.
 func (p *SharePartition) Window(dst []InFlightRange, limit int) (_ []InFlightRange, total int) {
 	if p.spso < 0 || p.speo < p.spso {
 		return dst, 0
@@ -30,6 +34,10 @@ func (p *SharePartition) Window(dst []InFlightRange, limit int) (_ []InFlightRan
 		v.LastOffset = min(v.LastOffset, p.speo)
 		dst = append(dst, v)
 		copied++
+	}
+	if p.cfg.KeyOrdered {
+		n := len(dst) - copied
+		dst = append(dst[:n], p.keyHeldViews(dst[n:])...)
 	}
 	return dst, total
 }
