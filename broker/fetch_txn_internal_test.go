@@ -96,3 +96,53 @@ func TestFetchReadCommittedAbortedRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchReadCommittedAllocs: a read_committed Fetch whose data has
+// aborted transactions allocates no more than a read_uncommitted one of
+// the same data (the aborted list lives in the connection's buffer).
+func TestFetchReadCommittedAllocs(t *testing.T) {
+	s, c := benchServer(t)
+	p := s.partitionFor("bench", 0)
+	l, err := p.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := int32(0)
+	for tx := 0; tx < 20; tx++ {
+		if _, err := l.Append(benchTxnBatch(10, 10, 7, 0, seq), 0); err != nil {
+			t.Fatal(err)
+		}
+		seq += 10
+		if _, err := l.AppendMarker(7, 0, tx%3 != 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.release()
+	allocs := map[int8]float64{}
+	for _, iso := range []int8{0, 1} {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 12
+		req.ReplicaID = -1
+		req.MaxBytes = 1 << 20
+		req.SessionEpoch = -1
+		req.IsolationLevel = iso
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = "bench"
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes = 1 << 20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		frame := encodeFrame(req)
+		if err := c.handleFrame(frame); err != nil { // grow the buffers
+			t.Fatal(err)
+		}
+		allocs[iso] = testing.AllocsPerRun(50, func() {
+			if err := c.handleFrame(frame); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if allocs[1] > allocs[0] {
+		t.Fatalf("read_committed Fetch: %.1f allocs, read_uncommitted %.1f", allocs[1], allocs[0])
+	}
+}
