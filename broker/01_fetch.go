@@ -62,7 +62,9 @@ type fetchItem struct {
 	start, end int // slice of the read buffer
 	diverging  *kmsg.FetchResponseTopicPartitionDivergingEpoch
 	leaderHint kmsg.FetchResponseTopicPartitionCurrentLeader
-	aborted    []log.AbortedTxn // read_committed: of the data read
+	// read_committed: the aborted transactions of the data read, as
+	// [abStart, abEnd) of the connection's fetchAborted.
+	abStart, abEnd int
 }
 
 func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
@@ -148,6 +150,9 @@ func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 
 	// 2. Read, parking until MinBytes are there or MaxWaitMs passes.
 	buf := r.c.fetchBuf[:0]
+	if r.c.fetchAborted == nil {
+		r.c.fetchAborted = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, 4)
+	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var w *waiter
 	var timer *time.Timer
@@ -230,10 +235,8 @@ func handleFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			rp.RecordBatches = buf[it.start:it.end]
 		}
 		if req.IsolationLevel == 1 {
-			rp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(it.aborted))
-			for k, a := range it.aborted {
-				rp.AbortedTransactions[k] = kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
-			}
+			// Non-nil even when empty: kmsg encodes nil as a null array.
+			rp.AbortedTransactions = r.c.fetchAborted[it.abStart:it.abEnd:it.abEnd]
 		}
 		cur.Partitions = append(cur.Partitions, rp)
 	}
@@ -257,6 +260,7 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 	total := 0
 	anyError := false
 	committed := req.IsolationLevel == 1
+	r.c.fetchAborted = r.c.fetchAborted[:0]
 	// fetch.max.bytes caps what the client asks for, as in Kafka.
 	maxBytes := int(req.MaxBytes)
 	if limit := int(r.s.effectiveConfig().FetchMaxBytes); maxBytes <= 0 || maxBytes > limit {
@@ -264,7 +268,8 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 	}
 	for i := range items {
 		it := &items[i]
-		it.errorCode, it.start, it.end, it.diverging, it.aborted = 0, len(buf), len(buf), nil, it.aborted[:0]
+		it.errorCode, it.start, it.end, it.diverging = 0, len(buf), len(buf), nil
+		it.abStart, it.abEnd = len(r.c.fetchAborted), len(r.c.fetchAborted)
 		it.hw, it.lso, it.logStart = -1, -1, -1
 		it.leaderHint = kmsg.FetchResponseTopicPartitionCurrentLeader{LeaderID: -1, LeaderEpoch: -1}
 		var topic *raftmeta.Topic
@@ -349,7 +354,11 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			out, err = l.Read(it.cp.fetchOffset, int32(max(limit, 1)), buf)
 		}
 		if committed && err == nil && len(out) > before && (total == 0 || len(out)-before <= limit) {
-			it.aborted = l.AbortedTransactions(it.cp.fetchOffset, log.NextOffsetAfter(out[before:]), it.aborted)
+			r.c.abortedScratch = l.AbortedTransactions(it.cp.fetchOffset, log.NextOffsetAfter(out[before:]), r.c.abortedScratch[:0])
+			for _, a := range r.c.abortedScratch {
+				r.c.fetchAborted = append(r.c.fetchAborted, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+			}
+			it.abEnd = len(r.c.fetchAborted)
 		}
 		it.p.release()
 		if err != nil {

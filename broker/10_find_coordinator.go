@@ -6,6 +6,9 @@ package broker
 // * GROUP keys (type 0): this node, which coordinates every group.
 // * TRANSACTION keys (type 1): this node, which coordinates every
 //   transactional id (txn).
+// * The first lookup creates the internal topic Kafka would create:
+//   __consumer_offsets for a group, __transaction_state for a
+//   transactional id (listed with is_internal; see ensureInternalTopic).
 // * SHARE keys (type 2) are broker-internal in Kafka (share state
 //   coordinator): INVALID_REQUEST.
 // * An empty key: INVALID_REQUEST.
@@ -48,9 +51,14 @@ func handleFindCoordinator(r *request, kreq kmsg.Request) (kmsg.Response, error)
 			return fail(errInvalidRequest, "Group id can't be empty.")
 		}
 		// Kafka creates __consumer_offsets on the first lookup of a group
-		// coordinator; sharq's coordinator does not need it, so a failure
-		// only leaves it unlisted.
-		if err := r.s.ensureInternalTopic(r.ctx, "__consumer_offsets"); err != nil {
+		// coordinator and __transaction_state on the first of a
+		// transaction coordinator; sharq's coordinators do not need them,
+		// so a failure only leaves them unlisted.
+		internal := "__consumer_offsets"
+		if req.CoordinatorType == 1 {
+			internal = "__transaction_state"
+		}
+		if err := r.s.ensureInternalTopic(r.ctx, internal); err != nil {
 			r.s.logger.Warn("internal topic", "err", err)
 		}
 		c.NodeID = r.s.cfg.NodeID

@@ -1,6 +1,6 @@
 package broker
 
-// TxnOffsetCommit: v0-5
+// TxnOffsetCommit: v0-6
 //
 // Behavior:
 // * Stages offsets in the group for the producer's transaction: they are
@@ -18,9 +18,14 @@ package broker
 //   (GROUP_AUTHORIZATION_FAILED) and on each topic
 //   (TOPIC_AUTHORIZATION_FAILED).
 //
+// * v6 (KIP-1319): topics by id (an unknown id: UNKNOWN_TOPIC_ID); a
+//   member's commit to a group that does not exist is GROUP_ID_NOT_FOUND
+//   and a wrong consumer member epoch STALE_MEMBER_EPOCH, where earlier
+//   versions answer ILLEGAL_GENERATION, as Kafka 4.4 does.
+//
 // Version notes:
 // * v2: leader epoch; v3: flexible, member id, generation, instance id;
-//   v5: implicit add (KIP-890). v6 (topic ids) is not offered.
+//   v5: implicit add (KIP-890); v6: topic ids, KIP-1319 errors.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,30 +34,56 @@ import (
 	"sharq/group"
 )
 
-func init() { regKey(28, 0, 5, handleTxnOffsetCommit) }
+func init() { regKey(28, 0, 6, handleTxnOffsetCommit) }
 
 func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.TxnOffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	img := r.s.meta.Image()
 	codes := make([][]int16, len(req.Topics))
+	names := make([]string, len(req.Topics))
 	cr := group.TxnCommitRequest{
-		Group:      req.Group,
-		ProducerID: req.ProducerID,
-		MemberID:   req.MemberID,
-		InstanceID: strOr(req.InstanceID),
-		Generation: req.Generation,
-		Offsets:    map[group.TopicPartition]group.Offset{},
+		Group:         req.Group,
+		ProducerID:    req.ProducerID,
+		MemberID:      req.MemberID,
+		InstanceID:    strOr(req.InstanceID),
+		Generation:    req.Generation,
+		Offsets:       map[group.TopicPartition]group.Offset{},
+		KIP1319Errors: r.version >= 6,
+	}
+	// Kafka refuses the whole request first for the transactional id and
+	// the group (every partition gets that error), then checks topics.
+	var authCode int16
+	switch {
+	case !r.authorize(resTransactionalID, req.TransactionalID, opWrite):
+		authCode = errTransactionalIDAuthFailed
+	case !r.authorize(resGroup, req.Group, opRead):
+		authCode = kerr.GroupAuthorizationFailed.Code
 	}
 	for i, t := range req.Topics {
 		codes[i] = make([]int16, len(t.Partitions))
-		readable := r.authorize(resTopic, t.Topic, opRead)
+		if authCode != 0 {
+			for j := range codes[i] {
+				codes[i][j] = authCode
+			}
+			continue
+		}
+		name := t.Topic
+		if r.version >= 6 {
+			name = topicNameByID(img, t.TopicID)
+		}
+		names[i] = name
+		readable := name == "" || r.authorize(resTopic, name, opRead)
 		for j, p := range t.Partitions {
 			if !readable {
 				codes[i][j] = kerr.TopicAuthorizationFailed.Code
 				continue
 			}
-			if !partitionExists(img, t.Topic, p.Partition) {
+			if name == "" && r.version >= 6 {
+				codes[i][j] = errUnknownTopicID
+				continue
+			}
+			if !partitionExists(img, name, p.Partition) {
 				codes[i][j] = errUnknownTopicOrPartition
 				continue
 			}
@@ -60,7 +91,7 @@ func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error)
 			if r.version < 2 {
 				epoch = -1
 			}
-			cr.Offsets[group.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = group.Offset{Offset: p.Offset, LeaderEpoch: epoch, Metadata: strOr(p.Metadata)}
+			cr.Offsets[group.TopicPartition{Topic: name, Partition: p.Partition}] = group.Offset{Offset: p.Offset, LeaderEpoch: epoch, Metadata: strOr(p.Metadata)}
 		}
 	}
 	// Kafka checks the transaction first (the coordinator answers for the
@@ -68,10 +99,8 @@ func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error)
 	var gcode int16
 	tc := r.s.coord.txn
 	switch {
-	case !r.authorize(resTransactionalID, req.TransactionalID, opWrite):
-		gcode = errTransactionalIDAuthFailed
-	case !r.authorize(resGroup, req.Group, opRead):
-		gcode = kerr.GroupAuthorizationFailed.Code
+	case authCode != 0:
+		gcode = authCode
 	case req.Group == "":
 		gcode = kerr.InvalidGroupID.Code
 	case r.version >= 5:
@@ -94,7 +123,7 @@ func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error)
 	}
 	for i, t := range req.Topics {
 		rt := kmsg.NewTxnOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
 		for j, p := range t.Partitions {
 			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
@@ -102,7 +131,7 @@ func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error)
 			if rp.ErrorCode == 0 {
 				if gcode != 0 {
 					rp.ErrorCode = gcode
-				} else if e := perr[group.TopicPartition{Topic: t.Topic, Partition: p.Partition}]; e != nil {
+				} else if e := perr[group.TopicPartition{Topic: names[i], Partition: p.Partition}]; e != nil {
 					rp.ErrorCode, _ = groupError(e)
 				}
 			}

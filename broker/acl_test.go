@@ -392,8 +392,9 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 			r.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0}}}}
 			return r
 		}, func(r kmsg.Response) []int16 {
+			// Kafka checks the transactional id before the topics.
 			return []int16{r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode}
-		}, taf},
+		}, tiaf},
 		{"DescribeProducers", func() kmsg.Request {
 			r := kmsg.NewPtrDescribeProducersRequest()
 			r.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "t", Partitions: []int32{0}}}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log"
 )
 
 // conn is one client connection. A reader goroutine only reads frames; a
@@ -36,6 +38,11 @@ type conn struct {
 	// fetchBuf holds record bytes read for the current Fetch; it is reused
 	// because the response is written before the next request is handled.
 	fetchBuf []byte
+	// fetchAborted holds the aborted transactions of a read_committed
+	// Fetch's partitions (as ranges of it), reused like fetchBuf.
+	fetchAborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
+	// abortedScratch receives log.AbortedTransactions before conversion.
+	abortedScratch []log.AbortedTxn
 	// share is the reused memory of ShareFetch and ShareAcknowledge,
 	// sfDecoder the reused decoded ShareFetch (share_fetch_decode.go).
 	share     *shareScratch

@@ -34,8 +34,12 @@ type coordinatorState struct {
 	// shareJournal is the share persister's journal file (see
 	// newSharePersister), closed before stateDB.
 	shareJournal io.Closer
-	groups       *group.Coordinator
-	txn          *txn.Coordinator
+	// txnJournal is the transaction coordinator's store and journal file
+	// (txn.JournaledStore), closed after the coordinator and before the
+	// state store.
+	txnJournal io.Closer
+	groups     *group.Coordinator
+	txn        *txn.Coordinator
 	// others are extra group directories (share groups), consulted by
 	// ListGroups, DescribeGroups and DeleteGroups after the consumer
 	// group coordinator.
@@ -122,12 +126,13 @@ func (s *Server) openCoordinators(state stateDB) error {
 		db.Close()
 		return fmt.Errorf("open group coordinator: %w", err)
 	}
-	tc, err := s.newTxnCoordinator(db, gc)
+	tc, tj, err := s.newTxnCoordinator(db, dir, gc)
 	if err != nil {
 		gc.Close()
 		db.Close()
 		return fmt.Errorf("open transaction coordinator: %w", err)
 	}
+	s.coord.txnJournal = tj
 	s.coord.stateDB, s.coord.stateDir, s.coord.groups, s.coord.txn = db, dir, gc, tc
 	interval := time.Duration(s.cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond
 	s.bgWG.Add(2)
@@ -152,6 +157,12 @@ func (s *Server) closeCoordinators() error {
 		s.coord.groups.Close()
 	}
 	var errs []error
+	if s.coord.txnJournal != nil {
+		if err := s.coord.txnJournal.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		s.coord.txnJournal = nil
+	}
 	if s.coord.shareJournal != nil {
 		if err := s.coord.shareJournal.Close(); err != nil {
 			errs = append(errs, err)

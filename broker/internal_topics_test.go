@@ -248,3 +248,91 @@ func TestDescribeProducersInternalTopic(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionStateTopic: __transaction_state appears once a
+// transaction coordinator was looked up (here by franz-go's transactional
+// producer), with transaction.state.log.num.partitions partitions and
+// is_internal set, as on Kafka; a group lookup does not create it, nor does
+// a transaction lookup create __consumer_offsets. Writing and reading it are
+// refused like the other internal topics.
+func TestTransactionStateTopic(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t, brokertest.WithSetting("transaction.state.log.num.partitions", "7"))
+	ctx := testCtx(t)
+	cl := newClient(t, b)
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "ts", 1, nil)
+	listed := func() map[string]kmsg.MetadataResponseTopic {
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]kmsg.MetadataResponseTopic{}
+		for _, mt := range resp.Topics {
+			out[*mt.Topic] = mt
+		}
+		return out
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "a-group"
+	if resp, err := fc.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("FindCoordinator: %v %+v", err, resp)
+	}
+	if _, ok := listed()["__transaction_state"]; ok {
+		t.Fatal("__transaction_state listed after a group coordinator lookup")
+	}
+
+	b2 := brokertest.New(t)
+	p2 := newClient(t, b2, kgo.TransactionalID("ts-only"))
+	if err := p2.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	md2, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, newClient(t, b2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mt := range md2.Topics {
+		if *mt.Topic == "__consumer_offsets" {
+			t.Error("__consumer_offsets created by a transaction coordinator lookup")
+		}
+	}
+
+	p := newClient(t, b, kgo.TransactionalID("ts-id"), kgo.DefaultProduceTopic("ts"))
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(ctx, kgo.StringRecord("v")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	ts, ok := listed()["__transaction_state"]
+	if !ok || !ts.IsInternal || len(ts.Partitions) != 7 {
+		t.Fatalf("__transaction_state listed=%v internal=%v partitions=%d, want true, true, 7 (transaction.state.log.num.partitions)",
+			ok, ts.IsInternal, len(ts.Partitions))
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "__transaction_state", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.InvalidTopicException) {
+		t.Errorf("produce to __transaction_state: %v, want INVALID_TOPIC_EXCEPTION", err)
+	}
+	f := kmsg.NewPtrFetchRequest()
+	f.ReplicaID, f.MaxBytes, f.SessionEpoch = -1, 1<<20, -1
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = "__transaction_state", ts.TopicID
+	ft.Partitions = append(ft.Partitions, kmsg.FetchRequestTopicPartition{Partition: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LogStartOffset: -1})
+	f.Topics = append(f.Topics, ft)
+	if resp, err := f.RequestWith(ctx, cl); err != nil || resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("Fetch of __transaction_state: %v %+v, want TOPIC_AUTHORIZATION_FAILED", err, resp)
+	}
+	// kafka-topics --list (ListTopics with internal topics) shows it.
+	tds, err := adm.ListTopicsWithInternal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := tds["__transaction_state"]; !ok || !d.IsInternal {
+		t.Errorf("admin topic list: %+v", d)
+	}
+}

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"sort"
 	"testing"
 	"time"
@@ -67,4 +68,62 @@ func BenchmarkTxnProduce(b *testing.B) {
 		b.Fatalf("read_committed read %d of %d records", n, want)
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "read_committed_rec/s")
+}
+
+// BenchmarkTxnConsume: a topic written as the bench harness writes it (a
+// franz-go transactional producer, 1,000-record transactions of 100 random
+// bytes over 3 partitions) is read from the start by a new franz-go
+// consumer per op, read_committed and read_uncommitted side by side. One
+// op reads every record.
+func BenchmarkTxnConsume(b *testing.B) {
+	br := brokertest.New(b)
+	adm := newAdmin(b, br)
+	mustCreateTopic(b, adm, "bench-txn-read", 3, nil)
+	p := newClient(b, br, kgo.TransactionalID("bench-txn-read"), kgo.DefaultProduceTopic("bench-txn-read"),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	ctx := context.Background()
+	pl := make([]byte, 100+4096)
+	if _, err := rand.Read(pl); err != nil {
+		b.Fatal(err)
+	}
+	const perTxn, txns = 1000, 200
+	for i := 0; i < txns; i++ {
+		if err := p.BeginTransaction(); err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < perTxn; j++ {
+			off := ((i*perTxn + j) * 61) % 4096
+			p.Produce(ctx, &kgo.Record{Value: pl[off : off+100]}, nil)
+		}
+		if err := p.Flush(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, iso := range []struct {
+		name string
+		lvl  kgo.IsolationLevel
+	}{{"read_committed", kgo.ReadCommitted()}, {"read_uncommitted", kgo.ReadUncommitted()}} {
+		b.Run(iso.name, func(b *testing.B) {
+			b.ReportAllocs()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				c := newClient(b, br, kgo.ConsumeTopics("bench-txn-read"), kgo.FetchIsolationLevel(iso.lvl),
+					kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+				rctx, cancel := context.WithTimeout(ctx, time.Minute)
+				n := 0
+				for n < perTxn*txns && rctx.Err() == nil {
+					n += c.PollFetches(rctx).NumRecords()
+				}
+				cancel()
+				c.Close()
+				if n != perTxn*txns {
+					b.Fatalf("read %d of %d records", n, perTxn*txns)
+				}
+			}
+			b.ReportMetric(float64(b.N*perTxn*txns)/time.Since(start).Seconds(), "rec/s")
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"sharq/broker/brokertest"
 	"sharq/config"
@@ -345,8 +346,13 @@ func TestTxnRestart(t *testing.T) {
 	if err := p.ProduceSync(ctx, kgo.StringRecord("open")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	// stage an offset in the open transaction by hand (TxnOffsetCommit v5)
+	// stage an offset in the open transaction by hand (TxnOffsetCommit v6:
+	// by topic id)
 	cl := newClient(t, b)
+	tds, err := adm.ListTopics(ctx, "rs")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dreq := kmsg.NewPtrDescribeTransactionsRequest()
 	dreq.TransactionalIDs = []string{"rs-id"}
 	dresp, err := dreq.RequestWith(ctx, cl)
@@ -356,7 +362,7 @@ func TestTxnRestart(t *testing.T) {
 	st := dresp.TransactionStates[0]
 	oc := kmsg.NewPtrTxnOffsetCommitRequest()
 	oc.TransactionalID, oc.Group, oc.ProducerID, oc.ProducerEpoch, oc.Generation = "rs-id", "rs-group", st.ProducerID, st.ProducerEpoch, -1
-	oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "rs", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7, LeaderEpoch: -1}}}}
+	oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "rs", TopicID: tds["rs"].ID, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7, LeaderEpoch: -1}}}}
 	ocr, err := oc.RequestWith(ctx, cl)
 	if err != nil || ocr.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("txn offset commit: %v %+v", err, ocr)
@@ -440,5 +446,97 @@ func TestTxnTimeoutAborts(t *testing.T) {
 	}
 	if lso, hw := listLatest(t, b, "slow", 1), listLatest(t, b, "slow", 0); lso != 2 || hw != 2 {
 		t.Fatalf("LSO %d HW %d, want 2 (the record and the abort marker)", lso, hw)
+	}
+}
+
+// TestTxnOffsetCommitV6: TxnOffsetCommit v6 (KIP-1319) names topics by id
+// and answers GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH where v5 answers
+// ILLEGAL_GENERATION, as Kafka 4.4 does (kmsg at both versions; franz-go's
+// GroupTransactSession uses v6 in TestTxnGroupTransactSession).
+func TestTxnOffsetCommitV6(t *testing.T) {
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "v6", 1, nil)
+	ctx := testCtx(t)
+	p := txnProducer(t, b, "v6-id", kgo.DefaultProduceTopic("v6"))
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ProduceSync(ctx, kgo.StringRecord("x")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	tds, err := adm.ListTopics(ctx, "v6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tds["v6"].ID
+	cl := newClient(t, b)
+	v5 := kversion.Stable()
+	v5.SetMaxKeyVersion(int16(kmsg.TxnOffsetCommit), 5)
+	cl5 := newClient(t, b, kgo.MaxVersions(v5))
+	dreq := kmsg.NewPtrDescribeTransactionsRequest()
+	dreq.TransactionalIDs = []string{"v6-id"}
+	dresp, err := dreq.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := dresp.TransactionStates[0]
+
+	// A KIP-848 consumer group with one member, joined by hand.
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "v6-cg", "v6-member", 0, 30000
+	hb.SubscribedTopicNames = []string{"v6"}
+	hresp, err := hb.RequestWith(ctx, cl)
+	if err != nil || hresp.ErrorCode != 0 {
+		t.Fatalf("consumer group heartbeat: %v %+v", err, hresp)
+	}
+
+	commit := func(c *kgo.Client, group, member string, gen int32, topicID [16]byte) (*kmsg.TxnOffsetCommitResponse, int16) {
+		t.Helper()
+		oc := kmsg.NewPtrTxnOffsetCommitRequest()
+		oc.TransactionalID, oc.Group, oc.ProducerID, oc.ProducerEpoch = "v6-id", group, st.ProducerID, st.ProducerEpoch
+		oc.MemberID, oc.Generation = member, gen
+		oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "v6", TopicID: topicID,
+			Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+		resp, err := oc.RequestWith(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, resp.Topics[0].Partitions[0].ErrorCode
+	}
+	for _, tc := range []struct {
+		name          string
+		c             *kgo.Client
+		group, member string
+		gen           int32
+		topicID       [16]byte
+		want          int16
+	}{
+		{"v6 by topic id", cl, "v6-g", "", -1, id, 0},
+		{"v6 unknown topic id", cl, "v6-g", "", -1, [16]byte{1}, kerr.UnknownTopicID.Code},
+		{"v6 member of a group that does not exist", cl, "v6-none", "m", 3, id, kerr.GroupIDNotFound.Code},
+		{"v5 member of a group that does not exist", cl5, "v6-none", "m", 3, id, kerr.IllegalGeneration.Code},
+		{"v6 stale member epoch", cl, "v6-cg", "v6-member", hresp.MemberEpoch + 5, id, kerr.StaleMemberEpoch.Code},
+		{"v5 stale member epoch", cl5, "v6-cg", "v6-member", hresp.MemberEpoch + 5, id, kerr.IllegalGeneration.Code},
+		{"v6 member at its epoch", cl, "v6-cg", "v6-member", hresp.MemberEpoch, id, 0},
+	} {
+		resp, code := commit(tc.c, tc.group, tc.member, tc.gen, tc.topicID)
+		if code != tc.want {
+			t.Errorf("%s: v%d code %d (%v), want %d (%v)", tc.name, resp.Version, code, kerr.ErrorForCode(code), tc.want, kerr.ErrorForCode(tc.want))
+		}
+		if tc.c == cl && (resp.Version != 6 || resp.Topics[0].TopicID != tc.topicID) {
+			t.Errorf("%s: answered v%d with topic id %x", tc.name, resp.Version, resp.Topics[0].TopicID)
+		}
+	}
+	// The staged offsets of v6 are applied at commit.
+	if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	offs, err := adm.FetchOffsets(ctx, "v6-g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup("v6", 0); !ok || o.At != 1 {
+		t.Fatalf("offset of v6-g after commit: %+v %v", o, ok)
 	}
 }

@@ -6,6 +6,7 @@ package broker
 
 import (
 	"errors"
+	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -15,9 +16,18 @@ import (
 	"sharq/txn"
 )
 
-func (s *Server) newTxnCoordinator(db *pebble.DB, gc *group.Coordinator) (*txn.Coordinator, error) {
-	return txn.New(txn.Config{
-		Store:           txn.NewPebbleStore(db),
+// newTxnCoordinator opens the transaction coordinator on the node's state
+// store. State changes go through a journal (<state dir>/txn.journal) that
+// reaches the page cache without an fsync, as Kafka's __transaction_state
+// does; with log.flush.interval.messages=1 the journal fsyncs every write.
+func (s *Server) newTxnCoordinator(db *pebble.DB, stateDir string, gc *group.Coordinator) (*txn.Coordinator, *txn.JournaledStore, error) {
+	syncEvery := s.effectiveConfig().LogFlushIntervalMessages == 1
+	store, err := txn.OpenJournaledStore(db, filepath.Join(stateDir, "txn.journal"), syncEvery, s.logger.With("component", "txn-journal"))
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := txn.New(txn.Config{
+		Store:           store,
 		IDs:             s.producerIDs,
 		Markers:         markerWriter{s},
 		Offsets:         gc,
@@ -31,6 +41,11 @@ func (s *Server) newTxnCoordinator(db *pebble.DB, gc *group.Coordinator) (*txn.C
 			}
 		},
 	})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return tc, store, nil
 }
 
 func (s *Server) txnPartitionExists(tp txn.TopicPartition) bool {

@@ -35,6 +35,11 @@ type TxnCommitRequest struct {
 	InstanceID string
 	Generation int32
 	Offsets    map[TopicPartition]Offset
+	// KIP1319Errors picks TxnOffsetCommit v6's errors: GROUP_ID_NOT_FOUND
+	// for a member's commit (generation >= 0) to a group that does not
+	// exist and STALE_MEMBER_EPOCH for a wrong consumer member epoch,
+	// where earlier versions get ILLEGAL_GENERATION for both.
+	KIP1319Errors bool
 }
 
 func (c *Coordinator) txnStore() (TxnStore, error) {
@@ -66,7 +71,12 @@ func (c *Coordinator) TxnCommitOffsets(req TxnCommitRequest) (map[TopicPartition
 		c.mu.Unlock()
 		return nil, ErrNotCoordinator
 	}
-	if err := c.validateCommitLocked(CommitRequest{Group: req.Group, MemberID: req.MemberID, InstanceID: req.InstanceID, Generation: req.Generation}); err != nil {
+	if req.KIP1319Errors && req.Generation >= 0 && c.mu.consumer[req.Group] == nil && c.mu.classic[req.Group] == nil {
+		c.mu.Unlock()
+		return nil, withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s not found.", req.Group))
+	}
+	if err := c.validateCommitLocked(CommitRequest{Group: req.Group, MemberID: req.MemberID, InstanceID: req.InstanceID,
+		Generation: req.Generation, StaleEpochError: req.KIP1319Errors}); err != nil {
 		c.mu.Unlock()
 		return nil, err
 	}
