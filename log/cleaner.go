@@ -131,6 +131,7 @@ type cleanPlan struct {
 	aborted      map[int64][]abortedTxn
 	allAborted   []abortedTxn
 	producerLast map[int64]int64
+	truncations  int64 // Log.truncations when planned
 }
 
 func (p *cleanPlan) release() {
@@ -172,6 +173,7 @@ func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
 	for n < len(plan.segs)-1 && plan.segs[n].base < mapEnd {
 		n++
 	}
+	var groups []*cleanedFiles
 	for i := 0; i < n; {
 		j := i + 1
 		size := plan.sizes[i]
@@ -179,14 +181,22 @@ func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
 			size += plan.sizes[j]
 			j++
 		}
-		if err := c.cleanGroup(plan.segs[i:j], plan.segs[j].base, &st); err != nil {
-			if errors.Is(err, errCleanAborted) {
-				l.logger.Info("log cleaning pass dropped", "reason", err)
-				return st, nil
+		f, err := c.cleanGroup(plan.segs[i:j], plan.segs[j].base, &st)
+		if err != nil {
+			for _, g := range groups {
+				g.remove()
 			}
 			return st, err
 		}
+		groups = append(groups, f)
 		i = j
+	}
+	if err := l.swapCleaned(groups, plan.truncations); err != nil {
+		if errors.Is(err, errCleanAborted) {
+			l.logger.Info("log cleaning pass dropped", "reason", err)
+			return st, nil
+		}
+		return st, err
 	}
 	if mapEnd > l.cleanerCkpt {
 		if err := l.writeOffsetCheckpoint(cleanerCheckpointName, mapEnd); err != nil {
@@ -263,6 +273,7 @@ func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
 		p.maxTs = append(p.maxTs, s.maxTs)
 	}
 	p.logStart = l.mu.logStart
+	p.truncations = l.truncations.Load()
 	fu := l.txn.firstUnstable
 	p.allAborted = append([]abortedTxn(nil), l.txn.aborted...)
 	durableEnd := l.activeLocked().base
@@ -496,17 +507,21 @@ func (c *cleaning) buildMap(st *CleanStats) (int64, error) {
 }
 
 // cleanGroup copies the segments of group (consecutive, sealed) into one
-// cleaned segment with the first one's base offset and swaps it in; end is
-// the base of the segment after the group.
-func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) error {
-	l := c.l
+// cleaned segment with the first one's base offset, written as .cleaned
+// files for swapCleaned; end is the base of the segment after the group.
+func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) (_ *cleanedFiles, err error) {
 	base := group[0].base
 	cfg := &c.plan.cfg
 	out := &segment{base: base, next: base, maxTs: -1, maxTsOffset: -1, rollBaseMs: -1}
-	files := newCleanedFiles(l, base)
-	defer files.closeAll()
+	files := newCleanedFiles(c.l, group, end)
+	files.out = out
+	defer func() {
+		if err != nil {
+			files.remove()
+		}
+	}()
 	if err := files.create(); err != nil {
-		return err
+		return nil, err
 	}
 	c.wbuf, c.written = c.wbuf[:0], 0
 	flush := func() error {
@@ -551,11 +566,11 @@ func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) error
 			return true, nil
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := flush(); err != nil {
-		return err
+		return nil, err
 	}
 	if out.maxTs >= 0 && out.maxTs > out.lastTimeIndexTs() {
 		out.tidx = appendTimeEntry(out.tidx, out.maxTs, out.rel(out.maxTsOffset))
@@ -567,10 +582,10 @@ func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) error
 			txn = a.appendTo(txn)
 		}
 	}
-	if err := files.finish(out.idx, out.tidx, txn, group, end); err != nil {
-		return err
+	if err := files.finish(out.idx, out.tidx, txn); err != nil {
+		return nil, err
 	}
-	return l.swapCleaned(files, group, end, out)
+	return files, nil
 }
 
 // filterBatch decides what of one stored batch stays: nil (it goes), b
@@ -745,6 +760,8 @@ type cleaner struct {
 	mu      sync.Mutex
 	busy    map[*Log]bool // logs a thread is cleaning
 	runs    atomic.Int64
+	// lastVisit: when a closed partition was last opened for a look.
+	lastVisit map[*Partition]time.Time
 }
 
 // run is one cleaner thread: it cleans the dirtiest eligible log, or waits
@@ -768,6 +785,11 @@ func (c *cleaner) run(ctx context.Context, thread int) {
 	}
 }
 
+// closedLogCheckInterval is how often the cleaner opens a compacted
+// partition that is not open (Kafka keeps every log open; sharq closes
+// unused ones, see Options.MaxOpenLogs).
+const closedLogCheckInterval = 5 * time.Minute
+
 // cleanSome offers every compacted partition to one pass; it reports
 // whether any log was cleaned.
 func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
@@ -777,10 +799,25 @@ func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
 			return cleaned
 		}
 		p.mu.Lock()
-		compact := p.cfg.CleanupCompact || (p.log != nil && p.log.Config().CleanupCompact)
+		open := p.log != nil
+		compact := p.cfg.CleanupCompact || (open && p.log.Config().CleanupCompact)
 		p.mu.Unlock()
 		if !compact {
 			continue
+		}
+		if !open && thread >= 0 {
+			// A closed log is opened for a look at most every
+			// closedLogCheckInterval, not every backoff.
+			now := c.m.now()
+			c.mu.Lock()
+			due := now.Sub(c.lastVisit[p]) >= closedLogCheckInterval
+			if due {
+				c.lastVisit[p] = now
+			}
+			c.mu.Unlock()
+			if !due {
+				continue
+			}
 		}
 		p.visit(func(l *Log) {
 			c.mu.Lock()

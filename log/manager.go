@@ -92,7 +92,7 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 		open:    map[*Log]struct{}{},
 	}
 	m.mu.parts = map[topicPartition]*Partition{}
-	m.cleaner = &cleaner{m: m, opts: opts.Cleaner.withDefaults(), busy: map[*Log]bool{}}
+	m.cleaner = &cleaner{m: m, opts: opts.Cleaner.withDefaults(), busy: map[*Log]bool{}, lastVisit: map[*Partition]time.Time{}}
 	m.cleaner.backoff.Store(int64(m.cleaner.opts.Backoff))
 	m.cleaner.wake = make(chan struct{}, m.cleaner.opts.Threads)
 	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
