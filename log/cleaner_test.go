@@ -499,3 +499,52 @@ func TestCleanerCrash(t *testing.T) {
 	}
 	t.Logf("%d crash points", ops)
 }
+
+// TestCompactRetentionAndDeleteRecords: compact,delete still deletes by
+// size, compact alone does not; DeleteRecords into a hole moves the log
+// start there and reads from it answer the next batch.
+func TestCompactRetentionAndDeleteRecords(t *testing.T) {
+	for _, policy := range []string{"compact", "compact,delete"} {
+		t.Run(policy, func(t *testing.T) {
+			f := newFixture(t, NewMemFS())
+			cfg := compactConfig()
+			cfg.SegmentBytes = 60 // a segment per batch
+			cfg.RetentionBytes = 300
+			cfg.CleanupDelete = policy == "compact,delete"
+			l := f.log(cfg)
+			for i := range 12 {
+				mustAppend(t, l, keyedBatch([]kv{{[]byte(fmt.Sprintf("k%d", i%3)), []byte("v")}}, 1000, 0, -1, -1, -1, false))
+			}
+			if err := l.applyRetention(f.now); err != nil {
+				t.Fatal(err)
+			}
+			start := l.LogStartOffset()
+			if (start > 0) != cfg.CleanupDelete {
+				t.Fatalf("log start %d after retention.bytes with %s", start, policy)
+			}
+			if _, err := l.Clean(f.now, CleanerOptions{}, true); err != nil {
+				t.Fatal(err)
+			}
+			recs := decodeAll(t, l)
+			// a hole: an offset removed by the cleaner, above the start
+			hole := int64(-1)
+			for o := l.LogStartOffset(); o < recs[len(recs)-1].offset; o++ {
+				if !slices.ContainsFunc(recs, func(r readRecord) bool { return r.offset == o }) {
+					hole = o
+					break
+				}
+			}
+			if hole < 0 {
+				t.Fatalf("no hole in %+v", recs)
+			}
+			if got, err := l.DeleteRecordsBefore(hole); err != nil || got != hole || l.LogStartOffset() != hole {
+				t.Fatalf("DeleteRecordsBefore(%d): %d %v, start %d", hole, got, err, l.LogStartOffset())
+			}
+			b, err := l.Read(hole, 1<<20, nil)
+			if err != nil || len(b) == 0 || parseHeader(b).BaseOffset <= hole {
+				t.Fatalf("read at the hole %d: %d bytes, %v", hole, len(b), err)
+			}
+			checkIndexes(t, l)
+		})
+	}
+}
