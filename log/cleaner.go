@@ -239,18 +239,6 @@ func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
 		}
 		l.cleanerCkpt = ck
 	}
-	// Only durable segments below the recovery point are cleaned: recovery
-	// trusts them (a cleaned segment scanned as unsynced would look cut
-	// short). Make the sealed ones durable now rather than wait.
-	if err := l.syncPendingSealed(); err != nil {
-		return nil, err
-	}
-	if err := l.advanceRecoveryPoint(); err != nil {
-		return nil, err
-	}
-	l.rpMu.Lock()
-	rp := l.recoveryPoint
-	l.rpMu.Unlock()
 	p := &cleanPlan{}
 	l.appendMu.Lock()
 	l.mu.RLock()
@@ -276,13 +264,7 @@ func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
 	p.truncations = l.truncations.Load()
 	fu := l.txn.firstUnstable
 	p.allAborted = append([]abortedTxn(nil), l.txn.aborted...)
-	durableEnd := l.activeLocked().base
-	for _, s := range p.segs[:len(p.segs)-1] {
-		if !s.durable.Load() {
-			durableEnd = s.base
-			break
-		}
-	}
+	activeBase := l.activeLocked().base
 	l.mu.RUnlock()
 	p.producerLast = make(map[int64]int64, len(l.producers.m))
 	for id, e := range l.producers.m {
@@ -302,7 +284,7 @@ func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
 	}
 
 	nowMs := env.now.UnixMilli()
-	end := min(durableEnd, rp)
+	end := activeBase
 	if fu >= 0 {
 		end = min(end, fu)
 	}

@@ -188,9 +188,8 @@
 //
 // # Compaction (cleaner.go, cleanswap.go)
 //
-// For cleanup.policy=compact the cleaner rewrites sealed, fsynced segments
-// below the recovery point, the first unstable offset and the active
-// segment, keeping the latest record of each key (Kafka's LogCleaner; see
+// For cleanup.policy=compact the cleaner rewrites sealed segments below
+// the first unstable offset and the active segment, keeping the latest record of each key (Kafka's LogCleaner; see
 // cleaner.go for the rules). Each group of segments [B, E) of a pass
 // becomes one segment with base B; on disk:
 //
@@ -216,7 +215,9 @@
 // segment may end before the next one starts. Recovery accepts that
 // (segment.holes) in logs that are compacted or were cleaned before (the
 // per-partition cleaner-offset-checkpoint, where the last pass ended, is
-// written before the first swap) and keeps the strict continuity check
-// for all others. Reads from an offset in a hole at a segment's end move
+// written before the first swap): a segment scanned after a crash that
+// ends cleanly before the next one is whole there (as in Kafka, which
+// never checks), one with a bad tail still ends the log. All other logs
+// keep the strict continuity checks. Reads from an offset in a hole at a segment's end move
 // on to the next segment, as Kafka's do.
 package log
