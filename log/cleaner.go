@@ -8,8 +8,8 @@ package log
 //  1. Plan: the dirty section starts at the cleaner checkpoint (where the
 //     last pass ended, or the log start) and ends at the first uncleanable
 //     offset: the active segment's base, the first unstable offset (an open
-//     transaction), the recovery point (segments not yet fsynced), and the
-//     first segment holding a record younger than min.compaction.lag.ms.
+//     transaction) and the first segment holding a record younger than
+//     min.compaction.lag.ms.
 //     The log is cleaned when dirty bytes / (clean + dirty bytes) exceeds
 //     min.cleanable.dirty.ratio, when its oldest dirty record is older
 //     than max.compaction.lag.ms, or when a delete horizon it set earlier

@@ -548,3 +548,62 @@ func TestCompactRetentionAndDeleteRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanerEligibility: min.cleanable.dirty.ratio, min.compaction.lag.ms
+// and max.compaction.lag.ms decide whether and how far a log is cleaned.
+func TestCleanerEligibility(t *testing.T) {
+	f := newFixture(t, NewMemFS())
+	cfg := compactConfig()
+	cfg.SegmentBytes = 60 // a segment per batch
+	cfg.MinCleanableDirtyRatio = 0.5
+	l := f.log(cfg)
+	nowMs := f.now.UnixMilli()
+	put := func(key string, ts int64) {
+		mustAppend(t, l, keyedBatch([]kv{{[]byte(key), []byte("v")}}, ts, 0, -1, -1, -1, false))
+	}
+	for i := range 8 {
+		put(fmt.Sprintf("k%d", i%2), nowMs-10_000+int64(i)) // 0-7: ten seconds old
+	}
+	put("new", nowMs) // 8: now
+	put("tail", nowMs)
+	st, err := l.Clean(f.now, CleanerOptions{}, false)
+	if err != nil || !st.Cleaned || st.End != 9 {
+		t.Fatalf("all dirty: %+v %v", st, err)
+	}
+	// Dirty part now: 9 (one segment) against 8's cleaned ones: 2 of 3
+	// segments' bytes are clean, the ratio is under 0.5.
+	put("k0", nowMs-100_000) // 10
+	put("tail2", nowMs-100_000)
+	if st, err := l.Clean(f.now, CleanerOptions{}, false); err != nil || st.Cleaned {
+		t.Fatalf("dirty ratio under min.cleanable.dirty.ratio: %+v %v", st, err)
+	}
+	// max.compaction.lag.ms: the oldest dirty record is due.
+	cfg.MaxCompactionLagMs = 1
+	l.SetConfig(cfg)
+	f.now = f.now.Add(time.Second)
+	if st, err := l.Clean(f.now, CleanerOptions{}, false); err != nil || !st.Cleaned {
+		t.Fatalf("max.compaction.lag.ms passed: %+v %v", st, err)
+	}
+	// min.compaction.lag.ms holds back the segments with younger records.
+	cfg.MaxCompactionLagMs, cfg.MinCompactionLagMs = 0, 60_000
+	l.SetConfig(cfg)
+	put("k0", f.now.UnixMilli()-100_000) // 12: old enough
+	put("k1", f.now.UnixMilli())         // 13, 14: too young
+	put("k1", f.now.UnixMilli())
+	put("tail3", f.now.UnixMilli())
+	st, err = l.Clean(f.now, CleanerOptions{}, true)
+	if err != nil || !st.Cleaned || st.End != 13 {
+		t.Fatalf("min.compaction.lag.ms: %+v %v", st, err)
+	}
+	var got []int64
+	for _, r := range decodeAll(t, l) {
+		if string(r.key) == "k0" || string(r.key) == "k1" {
+			got = append(got, r.offset)
+		}
+	}
+	// k0's 10 is gone (12 is newer); k1's 7 is not: the young 13 and 14
+	// are not in the map
+	if want := []int64{7, 12, 13, 14}; !slices.Equal(got, want) {
+		t.Fatalf("k0/k1 records at %v, want %v", got, want)
+	}
+}
