@@ -116,6 +116,7 @@ func TestCleanerProperty(t *testing.T) {
 			produced := map[int64]kv{}
 			keys := 5 + rng.IntN(40)
 			rounds := 1 + rng.IntN(3)
+			lastEnd := int64(0)
 			for round := 0; round < rounds; round++ {
 				for i, n := 0, 20+rng.IntN(150); i < n; i++ {
 					recs := make([]kv, 1+rng.IntN(5))
@@ -140,6 +141,12 @@ func TestCleanerProperty(t *testing.T) {
 				st, err := l.Clean(f.now, CleanerOptions{DedupeBufferSize: int64(24 * (16 + rng.IntN(400)))}, false)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if st.Cleaned && st.FirstDirty < lastEnd {
+					t.Fatalf("pass started at %d, the last one (checkpoint) ended at %d", st.FirstDirty, lastEnd)
+				}
+				if st.Cleaned {
+					lastEnd = st.End
 				}
 				after := decodeAll(t, l)
 				t.Logf("round %d: %d -> %d records, %+v", round, len(before), len(after), st)
