@@ -112,7 +112,8 @@ type cleanEnv struct {
 	loadFactor float64
 	ioBuf      int
 	throttle   *throttler
-	force      bool // ignore the dirty ratio (tests and benchmarks)
+	force      bool            // ignore the dirty ratio (tests and benchmarks)
+	ctx        context.Context // nil: never stopped; else a shutdown drops the pass
 }
 
 // errCleanAborted means the log changed under a pass (retention, a
@@ -164,6 +165,9 @@ func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
 	st := CleanStats{FirstDirty: plan.firstDirty}
 	c := &cleaning{l: l, env: env, plan: plan, nowMs: env.now.UnixMilli(), txnRetained: map[int64]bool{}, minHorizon: math.MaxInt64}
 	mapEnd, err := c.buildMap(&st)
+	if errors.Is(err, errCleanAborted) {
+		return st, nil
+	}
 	if err != nil {
 		return st, err
 	}
@@ -185,6 +189,9 @@ func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
 		if err != nil {
 			for _, g := range groups {
 				g.remove()
+			}
+			if errors.Is(err, errCleanAborted) {
+				return st, nil
 			}
 			return st, err
 		}
@@ -413,6 +420,9 @@ func (c *cleaning) eachBatch(s *segment, pos, size int64, fn func(b []byte, h *b
 				return s.corrupt(c.sc.pos, reason)
 			}
 			return nil
+		}
+		if c.env.ctx != nil && c.env.ctx.Err() != nil {
+			return errCleanAborted // shutting down: the next start cleans again
 		}
 		h := parseHeader(b)
 		c.sc.advance(int64(h.Size))
@@ -820,6 +830,9 @@ func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
 				}
 			}()
 			env := c.env()
+			if thread >= 0 {
+				env.ctx = ctx
+			}
 			st, err := l.clean(env)
 			if err != nil && !errors.Is(err, ErrClosed) {
 				c.m.logger.Error("log cleaning failed", "topic", l.topic, "partition", l.partition, "err", err)
