@@ -743,17 +743,58 @@ func (t *throttler) wait(n int64) {
 	}
 }
 
-// cleaner runs the manager's cleaner threads.
+// cleaner runs the manager's cleaner threads. Its options are dynamic
+// (log.cleaner.* broker configs, SetCleanerOptions): a pass takes them when
+// it starts; a change of log.cleaner.threads starts or ends threads.
 type cleaner struct {
-	m       *Manager
-	opts    CleanerOptions
-	backoff atomic.Int64  // log.cleaner.backoff.ms (dynamic), in ns
-	wake    chan struct{} // a token per thread: look now (the backoff changed)
-	mu      sync.Mutex
-	busy    map[*Log]bool // logs a thread is cleaning
-	runs    atomic.Int64
+	m    *Manager
+	mu   sync.Mutex
+	opts CleanerOptions // guarded by mu
+	// wakeCh is closed (and replaced) to wake every thread at once.
+	wakeCh chan struct{}
+	live   map[int]bool // threads running, by index; guarded by mu
+	ctx    context.Context
+	wg     sync.WaitGroup
+	busy   map[*Log]bool // logs a thread is cleaning; guarded by mu
+	runs   atomic.Int64
 	// lastVisit: when a closed partition was last opened for a look.
 	lastVisit map[*Partition]time.Time
+}
+
+func newCleaner(m *Manager, opts CleanerOptions) *cleaner {
+	threads := opts.Threads
+	opts = opts.withDefaults()
+	if threads == 0 && opts.Disable {
+		opts.Threads = 0
+	}
+	return &cleaner{m: m, opts: opts, wakeCh: make(chan struct{}), live: map[int]bool{},
+		busy: map[*Log]bool{}, lastVisit: map[*Partition]time.Time{}}
+}
+
+// start runs the threads until ctx is done (Manager.Run).
+func (c *cleaner) start(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ctx = ctx
+	c.spawnLocked()
+}
+
+// spawnLocked starts the threads opts asks for that are not running.
+func (c *cleaner) spawnLocked() {
+	if c.ctx == nil || c.opts.Disable {
+		return
+	}
+	for i := range c.opts.Threads {
+		if c.live[i] {
+			continue
+		}
+		c.live[i] = true
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.run(c.ctx, i)
+		}()
+	}
 }
 
 // run is one cleaner thread: it cleans the dirtiest eligible log, or waits
@@ -762,15 +803,30 @@ func (c *cleaner) run(ctx context.Context, thread int) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
+		c.mu.Lock()
+		if thread >= c.opts.Threads {
+			delete(c.live, thread) // log.cleaner.threads went down
+			c.mu.Unlock()
+			return
+		}
+		wake := c.wakeCh
+		c.mu.Unlock()
 		select {
 		case <-ctx.Done():
+			c.mu.Lock()
+			delete(c.live, thread)
+			c.mu.Unlock()
 			return
 		case <-timer.C:
-		case <-c.wake:
-			timer.Stop()
+		case <-wake:
+			timer.Reset(0) // re-read the options, then look at once
+			continue
 		}
 		if !c.cleanSome(ctx, thread) {
-			timer.Reset(time.Duration(c.backoff.Load()))
+			c.mu.Lock()
+			d := c.opts.Backoff
+			c.mu.Unlock()
+			timer.Reset(d)
 		} else {
 			timer.Reset(0)
 		}
@@ -847,33 +903,41 @@ func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
 }
 
 func (c *cleaner) env() *cleanEnv {
+	c.mu.Lock()
+	o := c.opts
+	c.mu.Unlock()
+	threads := max(o.Threads, 1)
 	env := &cleanEnv{
 		now:        c.m.now(),
-		mapBytes:   c.opts.DedupeBufferSize / int64(c.opts.Threads),
-		loadFactor: c.opts.IOBufferLoadFactor,
-		ioBuf:      c.opts.IOBufferSize,
+		mapBytes:   o.DedupeBufferSize / int64(threads),
+		loadFactor: o.IOBufferLoadFactor,
+		ioBuf:      o.IOBufferSize,
 	}
-	if c.opts.IOMaxBytesPerSecond > 0 {
-		env.throttle = newThrottler(c.opts.IOMaxBytesPerSecond / float64(c.opts.Threads))
+	if o.IOMaxBytesPerSecond > 0 {
+		env.throttle = newThrottler(o.IOMaxBytesPerSecond / float64(threads))
 	}
 	return env
 }
 
-// SetCleanerBackoff changes log.cleaner.backoff.ms (a dynamic broker
-// config); it applies from the threads' next wait.
-func (m *Manager) SetCleanerBackoff(d time.Duration) {
-	if d <= 0 {
-		d = 15 * time.Second
+// SetCleanerOptions applies changed log.cleaner.* settings (dynamic
+// broker configs): the next pass of each thread uses them, a changed
+// backoff wakes the threads, and a changed thread count starts or ends
+// threads. Disable only counts at start (log.cleaner.enable is static).
+func (m *Manager) SetCleanerOptions(o CleanerOptions) {
+	c := m.cleaner
+	threads := max(o.Threads, 0)
+	o = o.withDefaults()
+	o.Threads = threads
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o.Disable = c.opts.Disable
+	if o == c.opts {
+		return
 	}
-	if m.cleaner.backoff.Swap(int64(d)) != int64(d) {
-		// a thread sleeping the old backoff would not see the new one
-		for range m.cleaner.opts.Threads {
-			select {
-			case m.cleaner.wake <- struct{}{}:
-			default:
-			}
-		}
-	}
+	c.opts = o
+	close(c.wakeCh)
+	c.wakeCh = make(chan struct{})
+	c.spawnLocked()
 }
 
 // CleanNow runs one cleaning pass over every compacted partition at once

@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -612,5 +613,62 @@ func TestCleanerEligibility(t *testing.T) {
 	// are not in the map
 	if want := []int64{7, 12, 13, 14}; !slices.Equal(got, want) {
 		t.Fatalf("k0/k1 records at %v, want %v", got, want)
+	}
+}
+
+// TestCleanerThreads: the manager's cleaner threads clean a compacted log
+// by themselves, and log.cleaner.threads and the backoff change while they
+// run (dynamic configs).
+func TestCleanerThreads(t *testing.T) {
+	f := newFixture(t, NewMemFS())
+	if err := f.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(f.dir, Options{FS: f.fs, Logger: testLogger(t), Now: func() time.Time { return f.now },
+		Cleaner: CleanerOptions{Threads: 1, Backoff: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.m = m
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	cfg := compactConfig()
+	cfg.SegmentBytes = 60
+	l := f.log(cfg)
+	for i := range 10 {
+		mustAppend(t, l, keyedBatch([]kv{{[]byte("k"), []byte(fmt.Sprint(i))}}, 1000, 0, -1, -1, -1, false))
+	}
+	// The thread sleeps an hour; the new options wake it, with 3 threads.
+	m.SetCleanerOptions(CleanerOptions{Threads: 3, Backoff: 10 * time.Millisecond})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(decodeAll(t, l)) > 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not cleaned by the threads: %d records", len(decodeAll(t, l)))
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition with a deadline
+	}
+	m.cleaner.mu.Lock()
+	live := len(m.cleaner.live)
+	m.cleaner.mu.Unlock()
+	if live != 3 {
+		t.Fatalf("%d threads running, want 3", live)
+	}
+	m.SetCleanerOptions(CleanerOptions{Threads: 1, Backoff: 10 * time.Millisecond})
+	for {
+		m.cleaner.mu.Lock()
+		live = len(m.cleaner.live)
+		m.cleaner.mu.Unlock()
+		if live == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d threads running after going down to 1", live)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
