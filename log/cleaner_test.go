@@ -672,3 +672,26 @@ func TestCleanerThreads(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestCleanerThrottle: log.cleaner.io.max.bytes.per.second holds a pass to
+// the rate (a lower bound on its duration: it cannot be faster).
+func TestCleanerThrottle(t *testing.T) {
+	f := newFixture(t, NewMemFS())
+	cfg := compactConfig()
+	cfg.SegmentBytes = 64 << 10
+	l := f.log(cfg)
+	v := bytes.Repeat([]byte("x"), 1000)
+	for i := range 400 {
+		mustAppend(t, l, keyedBatch([]kv{{[]byte(fmt.Sprint(i % 10)), v}}, 1000, 0, -1, -1, -1, false))
+	}
+	const rate = 2 << 20
+	start := time.Now()
+	st, err := l.Clean(f.now, CleanerOptions{IOMaxBytesPerSecond: rate}, true)
+	took := time.Since(start)
+	if err != nil || !st.Cleaned {
+		t.Fatalf("clean: %+v %v", st, err)
+	}
+	if min := time.Duration(float64(st.BytesRead+st.BytesWritten)/rate*float64(time.Second)) - 50*time.Millisecond; took < min {
+		t.Fatalf("%d bytes read and %d written in %v, faster than %d B/s allows (%v)", st.BytesRead, st.BytesWritten, took, rate, min)
+	}
+}
