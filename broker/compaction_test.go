@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/brokertest"
 )
@@ -35,6 +37,12 @@ func TestCompactionFranzGo(t *testing.T) {
 	base := time.Now().Add(-time.Hour)
 	latest := map[string]int64{}
 	values := map[int64]string{}
+	// A first producer (its own producer id) whose only batch becomes
+	// obsolete: the cleaner keeps it as an empty batch (its producer's
+	// last), which every reader below must step over.
+	first := &kgo.Record{Key: []byte("k1"), Value: []byte("first"), Timestamp: base}
+	produceSync(t, newClient(t, b, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner())), first)
+	values[first.Offset] = "first"
 	for i := range 60 {
 		key := fmt.Sprintf("k%d", i%6)
 		val := fmt.Sprintf("v%d", i)
@@ -84,6 +92,27 @@ func TestCompactionFranzGo(t *testing.T) {
 		}
 	}
 	check(consumeN(t, b, topic, 1, len(want)), want)
+	// The first producer's batch is there, empty (a raw Fetch shows it).
+	fr := kmsg.NewPtrFetchRequest()
+	fr.MaxWaitMillis, fr.MaxBytes = 0, 1<<20
+	tds, err := adm.ListTopics(testCtx(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = topic, tds[topic].ID
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	fr.Topics = append(fr.Topics, ft)
+	fresp, err := fr.RequestWith(testCtx(t), cl)
+	if err != nil || len(fresp.Topics) != 1 || len(fresp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch: %v %+v", err, fresp)
+	}
+	raw := fresp.Topics[0].Partitions[0].RecordBatches
+	if len(raw) < 61 || int64(binary.BigEndian.Uint64(raw)) != first.Offset || binary.BigEndian.Uint32(raw[57:]) != 0 {
+		t.Fatalf("the first batch is not the empty one at %d: %x (%+v)", first.Offset, raw[:min(len(raw), 61)], fresp.Topics[0].Partitions[0])
+	}
 
 	// A group reads the same and commits past the holes.
 	gcl := newClient(t, b, kgo.ConsumeTopics(topic), kgo.ConsumerGroup("compacted-readers"),

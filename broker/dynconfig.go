@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"sharq/log"
 	"strconv"
 	"time"
 
@@ -32,8 +33,21 @@ func (s *Server) applyDynamicBrokerConfigs() error {
 		return err
 	}
 	s.effective.Store(eff)
-	s.logs.SetCleanerBackoff(time.Duration(eff.LogCleanerBackoffMs) * time.Millisecond)
+	s.logs.SetCleanerOptions(cleanerOptions(eff))
 	return s.syncPartitions()
+}
+
+// cleanerOptions are the log.cleaner.* settings of a config.
+func cleanerOptions(cfg *config.Config) log.CleanerOptions {
+	return log.CleanerOptions{
+		Disable:             !cfg.LogCleanerEnable || cfg.LogCleanerThreads == 0,
+		Threads:             int(cfg.LogCleanerThreads),
+		Backoff:             time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
+		DedupeBufferSize:    cfg.LogCleanerDedupeBufferSize,
+		IOBufferSize:        int(cfg.LogCleanerIOBufferSize),
+		IOBufferLoadFactor:  cfg.LogCleanerIOBufferLoadFactor,
+		IOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
+	}
 }
 
 // toSynonyms converts an entry's synonym list to the wire form.

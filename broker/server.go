@@ -161,15 +161,7 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		OfflineRetryInterval:   opts.OfflineRetryInterval,
 		Logger:                 base.With("node", cfg.NodeID),
 		RetentionCheckInterval: time.Duration(cfg.LogRetentionCheckIntervalMs) * time.Millisecond,
-		Cleaner: log.CleanerOptions{
-			Disable:             !cfg.LogCleanerEnable || cfg.LogCleanerThreads == 0,
-			Threads:             int(cfg.LogCleanerThreads),
-			Backoff:             time.Duration(cfg.LogCleanerBackoffMs) * time.Millisecond,
-			DedupeBufferSize:    cfg.LogCleanerDedupeBufferSize,
-			IOBufferSize:        int(cfg.LogCleanerIOBufferSize),
-			IOBufferLoadFactor:  cfg.LogCleanerIOBufferLoadFactor,
-			IOMaxBytesPerSecond: cfg.LogCleanerIOMaxBytesPerSecond,
-		},
+		Cleaner:                cleanerOptions(cfg),
 	})
 	if err != nil {
 		state.discard()

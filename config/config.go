@@ -73,40 +73,42 @@ type Config struct {
 	AutoCreateTopicsEnable   bool  // auto.create.topics.enable
 	DeleteTopicEnable        bool  // delete.topic.enable
 
-	LogSegmentBytes                      int64   // log.segment.bytes
-	LogRollMs                            int64   // log.roll.ms (log.roll.hours folded in)
-	LogRollJitterMs                      int64   // log.roll.jitter.ms (log.roll.jitter.hours folded in)
-	LogRetentionMs                       int64   // log.retention.ms (-1 = unlimited; .hours/.minutes folded in)
-	LogRetentionBytes                    int64   // log.retention.bytes (-1 = unlimited)
-	LogRetentionCheckIntervalMs          int64   // log.retention.check.interval.ms
-	LogIndexIntervalBytes                int32   // log.index.interval.bytes
-	LogIndexSizeMaxBytes                 int32   // log.index.size.max.bytes
-	LogFlushIntervalMessages             int64   // log.flush.interval.messages (1 = sync every append, group commit)
-	LogFlushIntervalMs                   int64   // log.flush.interval.ms (log.flush.scheduler.interval.ms folded in; Kafka's default math.MaxInt64 = never by time)
-	LogMessageTimestampType              string  // log.message.timestamp.type: CreateTime | LogAppendTime
-	LogMessageTimestampBeforeMaxMs       int64   // log.message.timestamp.before.max.ms
-	LogMessageTimestampAfterMaxMs        int64   // log.message.timestamp.after.max.ms
-	LogCleanupPolicy                     string  // log.cleanup.policy: delete | compact | delete,compact
-	LogCleanerEnable                     bool    // log.cleaner.enable
-	LogCleanerThreads                    int32   // log.cleaner.threads
-	LogCleanerBackoffMs                  int64   // log.cleaner.backoff.ms
-	LogCleanerDedupeBufferSize           int64   // log.cleaner.dedupe.buffer.size
-	LogCleanerIOBufferSize               int32   // log.cleaner.io.buffer.size
-	LogCleanerIOBufferLoadFactor         float64 // log.cleaner.io.buffer.load.factor
-	LogCleanerIOMaxBytesPerSecond        float64 // log.cleaner.io.max.bytes.per.second
-	LogSegmentDeleteDelayMs              int64   // log.segment.delete.delay.ms
-	LogPreallocate                       bool    // log.preallocate
-	MessageMaxBytes                      int32   // message.max.bytes
-	SocketRequestMaxBytes                int32   // socket.request.max.bytes
-	CompressionType                      string  // compression.type (producer = keep the producer's codec)
-	MinInsyncReplicas                    int32   // min.insync.replicas
-	ConnectionsMaxIdleMs                 int64   // connections.max.idle.ms
-	QueuedMaxRequestBytes                int64   // queued.max.request.bytes (<= 0 = unbounded)
-	QuotaWindowNum                       int32   // quota.window.num
-	QuotaWindowSizeSeconds               int32   // quota.window.size.seconds
-	RequestReadTimeoutMs                 int64   // sharq.request.read.timeout.ms
-	MaxIncrementalFetchSessionCacheSlots int32   // max.incremental.fetch.session.cache.slots
-	FetchMaxBytes                        int32   // fetch.max.bytes
+	LogSegmentBytes                      int64  // log.segment.bytes
+	LogRollMs                            int64  // log.roll.ms (log.roll.hours folded in)
+	LogRollJitterMs                      int64  // log.roll.jitter.ms (log.roll.jitter.hours folded in)
+	LogRetentionMs                       int64  // log.retention.ms (-1 = unlimited; .hours/.minutes folded in)
+	LogRetentionBytes                    int64  // log.retention.bytes (-1 = unlimited)
+	LogRetentionCheckIntervalMs          int64  // log.retention.check.interval.ms
+	LogIndexIntervalBytes                int32  // log.index.interval.bytes
+	LogIndexSizeMaxBytes                 int32  // log.index.size.max.bytes
+	LogFlushIntervalMessages             int64  // log.flush.interval.messages (1 = sync every append, group commit)
+	LogFlushIntervalMs                   int64  // log.flush.interval.ms (log.flush.scheduler.interval.ms folded in; Kafka's default math.MaxInt64 = never by time)
+	LogMessageTimestampType              string // log.message.timestamp.type: CreateTime | LogAppendTime
+	LogMessageTimestampBeforeMaxMs       int64  // log.message.timestamp.before.max.ms
+	LogMessageTimestampAfterMaxMs        int64  // log.message.timestamp.after.max.ms
+	LogCleanupPolicy                     string // log.cleanup.policy: delete | compact | delete,compact
+	LogSegmentDeleteDelayMs              int64  // log.segment.delete.delay.ms
+	LogPreallocate                       bool   // log.preallocate
+	MessageMaxBytes                      int32  // message.max.bytes
+	SocketRequestMaxBytes                int32  // socket.request.max.bytes
+	CompressionType                      string // compression.type (producer = keep the producer's codec)
+	MinInsyncReplicas                    int32  // min.insync.replicas
+	ConnectionsMaxIdleMs                 int64  // connections.max.idle.ms
+	QueuedMaxRequestBytes                int64  // queued.max.request.bytes (<= 0 = unbounded)
+	QuotaWindowNum                       int32  // quota.window.num
+	QuotaWindowSizeSeconds               int32  // quota.window.size.seconds
+	RequestReadTimeoutMs                 int64  // sharq.request.read.timeout.ms
+	MaxIncrementalFetchSessionCacheSlots int32  // max.incremental.fetch.session.cache.slots
+	FetchMaxBytes                        int32  // fetch.max.bytes
+
+	// The log cleaner (log.cleaner.*).
+	LogCleanerEnable              bool    // log.cleaner.enable
+	LogCleanerThreads             int32   // log.cleaner.threads
+	LogCleanerBackoffMs           int64   // log.cleaner.backoff.ms
+	LogCleanerDedupeBufferSize    int64   // log.cleaner.dedupe.buffer.size
+	LogCleanerIOBufferSize        int32   // log.cleaner.io.buffer.size
+	LogCleanerIOBufferLoadFactor  float64 // log.cleaner.io.buffer.load.factor
+	LogCleanerIOMaxBytesPerSecond float64 // log.cleaner.io.max.bytes.per.second
 
 	OffsetsRetentionMinutes         int64 // offsets.retention.minutes
 	OffsetsRetentionCheckIntervalMs int64 // offsets.retention.check.interval.ms

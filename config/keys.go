@@ -283,17 +283,17 @@ func brokerKeyTable() []*keyDef {
 		newKey("log.cleaner.enable", TypeBoolean, "true", "Enable the log cleaner (compaction of cleanup.policy=compact topics).").
 			bind(func(c *Config) any { return &c.LogCleanerEnable }),
 		newKey("log.cleaner.threads", TypeInt, "1", "Background threads for log cleaning.").
-			bind(func(c *Config) any { return &c.LogCleanerThreads }).check(atLeast(0)),
+			bind(func(c *Config) any { return &c.LogCleanerThreads }).check(atLeast(0)).dyn(),
 		newKey("log.cleaner.backoff.ms", TypeLong, "15000", "Sleep when there are no logs to clean.").
 			bind(func(c *Config) any { return &c.LogCleanerBackoffMs }).check(atLeast(0)).dyn(),
 		newKey("log.cleaner.dedupe.buffer.size", TypeLong, "134217728", "Memory for log deduplication across all cleaner threads (the bound of the cleaner's offset maps).").
-			bind(func(c *Config) any { return &c.LogCleanerDedupeBufferSize }),
+			bind(func(c *Config) any { return &c.LogCleanerDedupeBufferSize }).dyn(),
 		newKey("log.cleaner.io.buffer.size", TypeInt, "524288", "The read and write buffer of each cleaner thread.").
-			bind(func(c *Config) any { return &c.LogCleanerIOBufferSize }).check(atLeast(0)),
+			bind(func(c *Config) any { return &c.LogCleanerIOBufferSize }).check(atLeast(0)).dyn(),
 		newKey("log.cleaner.io.buffer.load.factor", TypeDouble, "0.9", "How full the cleaner's offset map may get.").
-			bind(func(c *Config) any { return &c.LogCleanerIOBufferLoadFactor }),
+			bind(func(c *Config) any { return &c.LogCleanerIOBufferLoadFactor }).dyn(),
 		newKey("log.cleaner.io.max.bytes.per.second", TypeDouble, "1.7976931348623157E308", "Cleaner I/O throttle: read and written bytes per second of all threads.").
-			bind(func(c *Config) any { return &c.LogCleanerIOMaxBytesPerSecond }),
+			bind(func(c *Config) any { return &c.LogCleanerIOMaxBytesPerSecond }).dyn(),
 		newKey("log.cleaner.delete.retention.ms", TypeLong, "86400000", "How long delete tombstones are retained for compacted topics.").dyn().check(atLeast(0)),
 		newKey("log.cleaner.min.compaction.lag.ms", TypeLong, "0", "The minimum time a message remains uncompacted.").dyn().check(atLeast(0)),
 		newKey("log.cleaner.max.compaction.lag.ms", TypeLong, maxLong, "The maximum time a message remains ineligible for compaction.").dyn().check(atLeast(1)),

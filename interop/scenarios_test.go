@@ -35,6 +35,8 @@ var scenarios = []scenario{
 	{name: "metadata-quorum", run: scenarioMetadataQuorum, requires: []int16{55}},
 	{name: "client-quotas", run: scenarioClientQuotas, requires: []int16{48, 49}},
 	{name: "console", run: scenarioConsole},
+	// A compacted topic through Kafka's console tools (compaction_test.go).
+	{name: "compaction", run: scenarioCompaction, requires: []int16{1, 19, 44}},
 	{name: "configs", run: scenarioConfigs},
 	// Classic groups (JoinGroup/SyncGroup) and KIP-848 consumer groups.
 	{name: "consumer-groups", run: scenarioConsumerGroups, requires: []int16{

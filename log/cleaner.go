@@ -8,8 +8,8 @@ package log
 //  1. Plan: the dirty section starts at the cleaner checkpoint (where the
 //     last pass ended, or the log start) and ends at the first uncleanable
 //     offset: the active segment's base, the first unstable offset (an open
-//     transaction), the recovery point (segments not yet fsynced), and the
-//     first segment holding a record younger than min.compaction.lag.ms.
+//     transaction) and the first segment holding a record younger than
+//     min.compaction.lag.ms.
 //     The log is cleaned when dirty bytes / (clean + dirty bytes) exceeds
 //     min.cleanable.dirty.ratio, when its oldest dirty record is older
 //     than max.compaction.lag.ms, or when a delete horizon it set earlier
@@ -112,7 +112,8 @@ type cleanEnv struct {
 	loadFactor float64
 	ioBuf      int
 	throttle   *throttler
-	force      bool // ignore the dirty ratio (tests and benchmarks)
+	force      bool            // ignore the dirty ratio (tests and benchmarks)
+	ctx        context.Context // nil: never stopped; else a shutdown drops the pass
 }
 
 // errCleanAborted means the log changed under a pass (retention, a
@@ -131,6 +132,7 @@ type cleanPlan struct {
 	aborted      map[int64][]abortedTxn
 	allAborted   []abortedTxn
 	producerLast map[int64]int64
+	truncations  int64 // Log.truncations when planned
 }
 
 func (p *cleanPlan) release() {
@@ -163,6 +165,9 @@ func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
 	st := CleanStats{FirstDirty: plan.firstDirty}
 	c := &cleaning{l: l, env: env, plan: plan, nowMs: env.now.UnixMilli(), txnRetained: map[int64]bool{}, minHorizon: math.MaxInt64}
 	mapEnd, err := c.buildMap(&st)
+	if errors.Is(err, errCleanAborted) {
+		return st, nil
+	}
 	if err != nil {
 		return st, err
 	}
@@ -172,6 +177,7 @@ func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
 	for n < len(plan.segs)-1 && plan.segs[n].base < mapEnd {
 		n++
 	}
+	var groups []*cleanedFiles
 	for i := 0; i < n; {
 		j := i + 1
 		size := plan.sizes[i]
@@ -179,14 +185,25 @@ func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
 			size += plan.sizes[j]
 			j++
 		}
-		if err := c.cleanGroup(plan.segs[i:j], plan.segs[j].base, &st); err != nil {
+		f, err := c.cleanGroup(plan.segs[i:j], plan.segs[j].base, &st)
+		if err != nil {
+			for _, g := range groups {
+				g.remove()
+			}
 			if errors.Is(err, errCleanAborted) {
-				l.logger.Info("log cleaning pass dropped", "reason", err)
 				return st, nil
 			}
 			return st, err
 		}
+		groups = append(groups, f)
 		i = j
+	}
+	if err := l.swapCleaned(groups, plan.truncations); err != nil {
+		if errors.Is(err, errCleanAborted) {
+			l.logger.Info("log cleaning pass dropped", "reason", err)
+			return st, nil
+		}
+		return st, err
 	}
 	if mapEnd > l.cleanerCkpt {
 		if err := l.writeOffsetCheckpoint(cleanerCheckpointName, mapEnd); err != nil {
@@ -229,18 +246,6 @@ func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
 		}
 		l.cleanerCkpt = ck
 	}
-	// Only durable segments below the recovery point are cleaned: recovery
-	// trusts them (a cleaned segment scanned as unsynced would look cut
-	// short). Make the sealed ones durable now rather than wait.
-	if err := l.syncPendingSealed(); err != nil {
-		return nil, err
-	}
-	if err := l.advanceRecoveryPoint(); err != nil {
-		return nil, err
-	}
-	l.rpMu.Lock()
-	rp := l.recoveryPoint
-	l.rpMu.Unlock()
 	p := &cleanPlan{}
 	l.appendMu.Lock()
 	l.mu.RLock()
@@ -263,15 +268,10 @@ func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
 		p.maxTs = append(p.maxTs, s.maxTs)
 	}
 	p.logStart = l.mu.logStart
+	p.truncations = l.truncations.Load()
 	fu := l.txn.firstUnstable
 	p.allAborted = append([]abortedTxn(nil), l.txn.aborted...)
-	durableEnd := l.activeLocked().base
-	for _, s := range p.segs[:len(p.segs)-1] {
-		if !s.durable.Load() {
-			durableEnd = s.base
-			break
-		}
-	}
+	activeBase := l.activeLocked().base
 	l.mu.RUnlock()
 	p.producerLast = make(map[int64]int64, len(l.producers.m))
 	for id, e := range l.producers.m {
@@ -291,7 +291,7 @@ func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
 	}
 
 	nowMs := env.now.UnixMilli()
-	end := min(durableEnd, rp)
+	end := activeBase
 	if fu >= 0 {
 		end = min(end, fu)
 	}
@@ -421,6 +421,9 @@ func (c *cleaning) eachBatch(s *segment, pos, size int64, fn func(b []byte, h *b
 			}
 			return nil
 		}
+		if c.env.ctx != nil && c.env.ctx.Err() != nil {
+			return errCleanAborted // shutting down: the next start cleans again
+		}
 		h := parseHeader(b)
 		c.sc.advance(int64(h.Size))
 		c.env.throttle.wait(int64(h.Size))
@@ -496,17 +499,21 @@ func (c *cleaning) buildMap(st *CleanStats) (int64, error) {
 }
 
 // cleanGroup copies the segments of group (consecutive, sealed) into one
-// cleaned segment with the first one's base offset and swaps it in; end is
-// the base of the segment after the group.
-func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) error {
-	l := c.l
+// cleaned segment with the first one's base offset, written as .cleaned
+// files for swapCleaned; end is the base of the segment after the group.
+func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) (_ *cleanedFiles, err error) {
 	base := group[0].base
 	cfg := &c.plan.cfg
 	out := &segment{base: base, next: base, maxTs: -1, maxTsOffset: -1, rollBaseMs: -1}
-	files := newCleanedFiles(l, base)
-	defer files.closeAll()
+	files := newCleanedFiles(c.l, group, end)
+	files.out = out
+	defer func() {
+		if err != nil {
+			files.remove()
+		}
+	}()
 	if err := files.create(); err != nil {
-		return err
+		return nil, err
 	}
 	c.wbuf, c.written = c.wbuf[:0], 0
 	flush := func() error {
@@ -551,11 +558,11 @@ func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) error
 			return true, nil
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := flush(); err != nil {
-		return err
+		return nil, err
 	}
 	if out.maxTs >= 0 && out.maxTs > out.lastTimeIndexTs() {
 		out.tidx = appendTimeEntry(out.tidx, out.maxTs, out.rel(out.maxTsOffset))
@@ -567,10 +574,10 @@ func (c *cleaning) cleanGroup(group []*segment, end int64, st *CleanStats) error
 			txn = a.appendTo(txn)
 		}
 	}
-	if err := files.finish(out.idx, out.tidx, txn, group, end); err != nil {
-		return err
+	if err := files.finish(out.idx, out.tidx, txn); err != nil {
+		return nil, err
 	}
-	return l.swapCleaned(files, group, end, out)
+	return files, nil
 }
 
 // filterBatch decides what of one stored batch stays: nil (it goes), b
@@ -736,15 +743,58 @@ func (t *throttler) wait(n int64) {
 	}
 }
 
-// cleaner runs the manager's cleaner threads.
+// cleaner runs the manager's cleaner threads. Its options are dynamic
+// (log.cleaner.* broker configs, SetCleanerOptions): a pass takes them when
+// it starts; a change of log.cleaner.threads starts or ends threads.
 type cleaner struct {
-	m       *Manager
-	opts    CleanerOptions
-	backoff atomic.Int64  // log.cleaner.backoff.ms (dynamic), in ns
-	wake    chan struct{} // a token per thread: look now (the backoff changed)
-	mu      sync.Mutex
-	busy    map[*Log]bool // logs a thread is cleaning
-	runs    atomic.Int64
+	m    *Manager
+	mu   sync.Mutex
+	opts CleanerOptions // guarded by mu
+	// wakeCh is closed (and replaced) to wake every thread at once.
+	wakeCh chan struct{}
+	live   map[int]bool // threads running, by index; guarded by mu
+	ctx    context.Context
+	wg     sync.WaitGroup
+	busy   map[*Log]bool // logs a thread is cleaning; guarded by mu
+	runs   atomic.Int64
+	// lastVisit: when a closed partition was last opened for a look.
+	lastVisit map[*Partition]time.Time
+}
+
+func newCleaner(m *Manager, opts CleanerOptions) *cleaner {
+	threads := opts.Threads
+	opts = opts.withDefaults()
+	if threads == 0 && opts.Disable {
+		opts.Threads = 0
+	}
+	return &cleaner{m: m, opts: opts, wakeCh: make(chan struct{}), live: map[int]bool{},
+		busy: map[*Log]bool{}, lastVisit: map[*Partition]time.Time{}}
+}
+
+// start runs the threads until ctx is done (Manager.Run).
+func (c *cleaner) start(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ctx = ctx
+	c.spawnLocked()
+}
+
+// spawnLocked starts the threads opts asks for that are not running.
+func (c *cleaner) spawnLocked() {
+	if c.ctx == nil || c.opts.Disable {
+		return
+	}
+	for i := range c.opts.Threads {
+		if c.live[i] {
+			continue
+		}
+		c.live[i] = true
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.run(c.ctx, i)
+		}()
+	}
 }
 
 // run is one cleaner thread: it cleans the dirtiest eligible log, or waits
@@ -753,20 +803,40 @@ func (c *cleaner) run(ctx context.Context, thread int) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
+		c.mu.Lock()
+		if thread >= c.opts.Threads {
+			delete(c.live, thread) // log.cleaner.threads went down
+			c.mu.Unlock()
+			return
+		}
+		wake := c.wakeCh
+		c.mu.Unlock()
 		select {
 		case <-ctx.Done():
+			c.mu.Lock()
+			delete(c.live, thread)
+			c.mu.Unlock()
 			return
 		case <-timer.C:
-		case <-c.wake:
-			timer.Stop()
+		case <-wake:
+			timer.Reset(0) // re-read the options, then look at once
+			continue
 		}
 		if !c.cleanSome(ctx, thread) {
-			timer.Reset(time.Duration(c.backoff.Load()))
+			c.mu.Lock()
+			d := c.opts.Backoff
+			c.mu.Unlock()
+			timer.Reset(d)
 		} else {
 			timer.Reset(0)
 		}
 	}
 }
+
+// closedLogCheckInterval is how often the cleaner opens a compacted
+// partition that is not open (Kafka keeps every log open; sharq closes
+// unused ones, see Options.MaxOpenLogs).
+const closedLogCheckInterval = 5 * time.Minute
 
 // cleanSome offers every compacted partition to one pass; it reports
 // whether any log was cleaned.
@@ -777,10 +847,25 @@ func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
 			return cleaned
 		}
 		p.mu.Lock()
-		compact := p.cfg.CleanupCompact || (p.log != nil && p.log.Config().CleanupCompact)
+		open := p.log != nil
+		compact := p.cfg.CleanupCompact || (open && p.log.Config().CleanupCompact)
 		p.mu.Unlock()
 		if !compact {
 			continue
+		}
+		if !open && thread >= 0 {
+			// A closed log is opened for a look at most every
+			// closedLogCheckInterval, not every backoff.
+			now := c.m.now()
+			c.mu.Lock()
+			due := now.Sub(c.lastVisit[p]) >= closedLogCheckInterval
+			if due {
+				c.lastVisit[p] = now
+			}
+			c.mu.Unlock()
+			if !due {
+				continue
+			}
 		}
 		p.visit(func(l *Log) {
 			c.mu.Lock()
@@ -801,6 +886,9 @@ func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
 				}
 			}()
 			env := c.env()
+			if thread >= 0 {
+				env.ctx = ctx
+			}
 			st, err := l.clean(env)
 			if err != nil && !errors.Is(err, ErrClosed) {
 				c.m.logger.Error("log cleaning failed", "topic", l.topic, "partition", l.partition, "err", err)
@@ -815,33 +903,41 @@ func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
 }
 
 func (c *cleaner) env() *cleanEnv {
+	c.mu.Lock()
+	o := c.opts
+	c.mu.Unlock()
+	threads := max(o.Threads, 1)
 	env := &cleanEnv{
 		now:        c.m.now(),
-		mapBytes:   c.opts.DedupeBufferSize / int64(c.opts.Threads),
-		loadFactor: c.opts.IOBufferLoadFactor,
-		ioBuf:      c.opts.IOBufferSize,
+		mapBytes:   o.DedupeBufferSize / int64(threads),
+		loadFactor: o.IOBufferLoadFactor,
+		ioBuf:      o.IOBufferSize,
 	}
-	if c.opts.IOMaxBytesPerSecond > 0 {
-		env.throttle = newThrottler(c.opts.IOMaxBytesPerSecond / float64(c.opts.Threads))
+	if o.IOMaxBytesPerSecond > 0 {
+		env.throttle = newThrottler(o.IOMaxBytesPerSecond / float64(threads))
 	}
 	return env
 }
 
-// SetCleanerBackoff changes log.cleaner.backoff.ms (a dynamic broker
-// config); it applies from the threads' next wait.
-func (m *Manager) SetCleanerBackoff(d time.Duration) {
-	if d <= 0 {
-		d = 15 * time.Second
+// SetCleanerOptions applies changed log.cleaner.* settings (dynamic
+// broker configs): the next pass of each thread uses them, a changed
+// backoff wakes the threads, and a changed thread count starts or ends
+// threads. Disable only counts at start (log.cleaner.enable is static).
+func (m *Manager) SetCleanerOptions(o CleanerOptions) {
+	c := m.cleaner
+	threads := max(o.Threads, 0)
+	o = o.withDefaults()
+	o.Threads = threads
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o.Disable = c.opts.Disable
+	if o == c.opts {
+		return
 	}
-	if m.cleaner.backoff.Swap(int64(d)) != int64(d) {
-		// a thread sleeping the old backoff would not see the new one
-		for range m.cleaner.opts.Threads {
-			select {
-			case m.cleaner.wake <- struct{}{}:
-			default:
-			}
-		}
-	}
+	c.opts = o
+	close(c.wakeCh)
+	c.wakeCh = make(chan struct{})
+	c.spawnLocked()
 }
 
 // CleanNow runs one cleaning pass over every compacted partition at once

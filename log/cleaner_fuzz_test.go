@@ -58,3 +58,31 @@ func FuzzCleanRecords(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSwapMarker: the cleaner-swap decoder never panics; what it accepts
+// is ascending, disjoint and encodes back to what decodes the same.
+func FuzzSwapMarker(f *testing.F) {
+	f.Add(encodeSwapMarker([]swapRange{{0, 10}, {10, 25}, {40, 41}}))
+	f.Add([]byte("0\n0\n"))
+	f.Add([]byte("0\n1\n5 3\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rs, err := decodeSwapMarker(data)
+		if err != nil {
+			return
+		}
+		for i, r := range rs {
+			if r.base < 0 || r.end <= r.base || (i > 0 && r.base < rs[i-1].end) {
+				t.Fatalf("accepted range %d: %+v", i, rs)
+			}
+		}
+		again, err := decodeSwapMarker(encodeSwapMarker(rs))
+		if err != nil || len(again) != len(rs) {
+			t.Fatalf("round trip: %v %v", again, err)
+		}
+		for i := range rs {
+			if again[i] != rs[i] {
+				t.Fatalf("round trip: %v, want %v", again, rs)
+			}
+		}
+	})
+}

@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -116,6 +117,7 @@ func TestCleanerProperty(t *testing.T) {
 			produced := map[int64]kv{}
 			keys := 5 + rng.IntN(40)
 			rounds := 1 + rng.IntN(3)
+			lastEnd := int64(0)
 			for round := 0; round < rounds; round++ {
 				for i, n := 0, 20+rng.IntN(150); i < n; i++ {
 					recs := make([]kv, 1+rng.IntN(5))
@@ -140,6 +142,12 @@ func TestCleanerProperty(t *testing.T) {
 				st, err := l.Clean(f.now, CleanerOptions{DedupeBufferSize: int64(24 * (16 + rng.IntN(400)))}, false)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if st.Cleaned && st.FirstDirty < lastEnd {
+					t.Fatalf("pass started at %d, the last one (checkpoint) ended at %d", st.FirstDirty, lastEnd)
+				}
+				if st.Cleaned {
+					lastEnd = st.End
 				}
 				after := decodeAll(t, l)
 				t.Logf("round %d: %d -> %d records, %+v", round, len(before), len(after), st)
@@ -498,4 +506,192 @@ func TestCleanerCrash(t *testing.T) {
 		}
 	}
 	t.Logf("%d crash points", ops)
+}
+
+// TestCompactRetentionAndDeleteRecords: compact,delete still deletes by
+// size, compact alone does not; DeleteRecords into a hole moves the log
+// start there and reads from it answer the next batch.
+func TestCompactRetentionAndDeleteRecords(t *testing.T) {
+	for _, policy := range []string{"compact", "compact,delete"} {
+		t.Run(policy, func(t *testing.T) {
+			f := newFixture(t, NewMemFS())
+			cfg := compactConfig()
+			cfg.SegmentBytes = 60 // a segment per batch
+			cfg.RetentionBytes = 300
+			cfg.CleanupDelete = policy == "compact,delete"
+			l := f.log(cfg)
+			for i := range 12 {
+				mustAppend(t, l, keyedBatch([]kv{{[]byte(fmt.Sprintf("k%d", i%3)), []byte("v")}}, 1000, 0, -1, -1, -1, false))
+			}
+			if err := l.applyRetention(f.now); err != nil {
+				t.Fatal(err)
+			}
+			start := l.LogStartOffset()
+			if (start > 0) != cfg.CleanupDelete {
+				t.Fatalf("log start %d after retention.bytes with %s", start, policy)
+			}
+			if _, err := l.Clean(f.now, CleanerOptions{}, true); err != nil {
+				t.Fatal(err)
+			}
+			recs := decodeAll(t, l)
+			// a hole: an offset removed by the cleaner, above the start
+			hole := int64(-1)
+			for o := l.LogStartOffset(); o < recs[len(recs)-1].offset; o++ {
+				if !slices.ContainsFunc(recs, func(r readRecord) bool { return r.offset == o }) {
+					hole = o
+					break
+				}
+			}
+			if hole < 0 {
+				t.Fatalf("no hole in %+v", recs)
+			}
+			if got, err := l.DeleteRecordsBefore(hole); err != nil || got != hole || l.LogStartOffset() != hole {
+				t.Fatalf("DeleteRecordsBefore(%d): %d %v, start %d", hole, got, err, l.LogStartOffset())
+			}
+			b, err := l.Read(hole, 1<<20, nil)
+			if err != nil || len(b) == 0 || parseHeader(b).BaseOffset <= hole {
+				t.Fatalf("read at the hole %d: %d bytes, %v", hole, len(b), err)
+			}
+			checkIndexes(t, l)
+		})
+	}
+}
+
+// TestCleanerEligibility: min.cleanable.dirty.ratio, min.compaction.lag.ms
+// and max.compaction.lag.ms decide whether and how far a log is cleaned.
+func TestCleanerEligibility(t *testing.T) {
+	f := newFixture(t, NewMemFS())
+	cfg := compactConfig()
+	cfg.SegmentBytes = 60 // a segment per batch
+	cfg.MinCleanableDirtyRatio = 0.5
+	l := f.log(cfg)
+	nowMs := f.now.UnixMilli()
+	put := func(key string, ts int64) {
+		mustAppend(t, l, keyedBatch([]kv{{[]byte(key), []byte("v")}}, ts, 0, -1, -1, -1, false))
+	}
+	for i := range 8 {
+		put(fmt.Sprintf("k%d", i%2), nowMs-10_000+int64(i)) // 0-7: ten seconds old
+	}
+	put("new", nowMs) // 8: now
+	put("tail", nowMs)
+	st, err := l.Clean(f.now, CleanerOptions{}, false)
+	if err != nil || !st.Cleaned || st.End != 9 {
+		t.Fatalf("all dirty: %+v %v", st, err)
+	}
+	// Dirty part now: 9 (one segment) against 8's cleaned ones: 2 of 3
+	// segments' bytes are clean, the ratio is under 0.5.
+	put("k0", nowMs-100_000) // 10
+	put("tail2", nowMs-100_000)
+	if st, err := l.Clean(f.now, CleanerOptions{}, false); err != nil || st.Cleaned {
+		t.Fatalf("dirty ratio under min.cleanable.dirty.ratio: %+v %v", st, err)
+	}
+	// max.compaction.lag.ms: the oldest dirty record is due.
+	cfg.MaxCompactionLagMs = 1
+	l.SetConfig(cfg)
+	f.now = f.now.Add(time.Second)
+	if st, err := l.Clean(f.now, CleanerOptions{}, false); err != nil || !st.Cleaned {
+		t.Fatalf("max.compaction.lag.ms passed: %+v %v", st, err)
+	}
+	// min.compaction.lag.ms holds back the segments with younger records.
+	cfg.MaxCompactionLagMs, cfg.MinCompactionLagMs = 0, 60_000
+	l.SetConfig(cfg)
+	put("k0", f.now.UnixMilli()-100_000) // 12: old enough
+	put("k1", f.now.UnixMilli())         // 13, 14: too young
+	put("k1", f.now.UnixMilli())
+	put("tail3", f.now.UnixMilli())
+	st, err = l.Clean(f.now, CleanerOptions{}, true)
+	if err != nil || !st.Cleaned || st.End != 13 {
+		t.Fatalf("min.compaction.lag.ms: %+v %v", st, err)
+	}
+	var got []int64
+	for _, r := range decodeAll(t, l) {
+		if string(r.key) == "k0" || string(r.key) == "k1" {
+			got = append(got, r.offset)
+		}
+	}
+	// k0's 10 is gone (12 is newer); k1's 7 is not: the young 13 and 14
+	// are not in the map
+	if want := []int64{7, 12, 13, 14}; !slices.Equal(got, want) {
+		t.Fatalf("k0/k1 records at %v, want %v", got, want)
+	}
+}
+
+// TestCleanerThreads: the manager's cleaner threads clean a compacted log
+// by themselves, and log.cleaner.threads and the backoff change while they
+// run (dynamic configs).
+func TestCleanerThreads(t *testing.T) {
+	f := newFixture(t, NewMemFS())
+	if err := f.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewManager(f.dir, Options{FS: f.fs, Logger: testLogger(t), Now: func() time.Time { return f.now },
+		Cleaner: CleanerOptions{Threads: 1, Backoff: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.m = m
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	cfg := compactConfig()
+	cfg.SegmentBytes = 60
+	l := f.log(cfg)
+	for i := range 10 {
+		mustAppend(t, l, keyedBatch([]kv{{[]byte("k"), []byte(fmt.Sprint(i))}}, 1000, 0, -1, -1, -1, false))
+	}
+	// The thread sleeps an hour; the new options wake it, with 3 threads.
+	m.SetCleanerOptions(CleanerOptions{Threads: 3, Backoff: 10 * time.Millisecond})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(decodeAll(t, l)) > 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not cleaned by the threads: %d records", len(decodeAll(t, l)))
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition with a deadline
+	}
+	m.cleaner.mu.Lock()
+	live := len(m.cleaner.live)
+	m.cleaner.mu.Unlock()
+	if live != 3 {
+		t.Fatalf("%d threads running, want 3", live)
+	}
+	m.SetCleanerOptions(CleanerOptions{Threads: 1, Backoff: 10 * time.Millisecond})
+	for {
+		m.cleaner.mu.Lock()
+		live = len(m.cleaner.live)
+		m.cleaner.mu.Unlock()
+		if live == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d threads running after going down to 1", live)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestCleanerThrottle: log.cleaner.io.max.bytes.per.second holds a pass to
+// the rate (a lower bound on its duration: it cannot be faster).
+func TestCleanerThrottle(t *testing.T) {
+	f := newFixture(t, NewMemFS())
+	cfg := compactConfig()
+	cfg.SegmentBytes = 64 << 10
+	l := f.log(cfg)
+	v := bytes.Repeat([]byte("x"), 1000)
+	for i := range 400 {
+		mustAppend(t, l, keyedBatch([]kv{{[]byte(fmt.Sprint(i % 10)), v}}, 1000, 0, -1, -1, -1, false))
+	}
+	const rate = 2 << 20
+	start := time.Now()
+	st, err := l.Clean(f.now, CleanerOptions{IOMaxBytesPerSecond: rate}, true)
+	took := time.Since(start)
+	if err != nil || !st.Cleaned {
+		t.Fatalf("clean: %+v %v", st, err)
+	}
+	if min := time.Duration(float64(st.BytesRead+st.BytesWritten)/rate*float64(time.Second)) - 50*time.Millisecond; took < min {
+		t.Fatalf("%d bytes read and %d written in %v, faster than %d B/s allows (%v)", st.BytesRead, st.BytesWritten, took, rate, min)
+	}
 }

@@ -26,7 +26,7 @@ type crashWorkload struct {
 }
 
 func (w crashWorkload) openManager(fsys FS) (*Manager, error) {
-	return NewManager("/data", Options{FS: fsys, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return testNow }})
+	return NewManager("/data", Options{FS: fsys, Logger: slog.New(slog.NewTextHandler(crashLogW, nil)), Now: func() time.Time { return testNow }})
 }
 
 // run executes the deterministic workload until it ends or the file
@@ -152,11 +152,19 @@ func (w crashWorkload) verify(t *testing.T, img *MemFS, model *crashModel, point
 		t.Helper()
 		t.Fatalf("seed %d crash point %d: %s", w.seed, point, fmt.Sprintf(format, args...))
 	}
+	var buf bytes.Buffer
+	crashLogW = &buf
+	defer func() { crashLogW = io.Discard }()
 	m, err := w.openManager(img)
 	if err != nil {
 		fail("NewManager: %v", err)
 	}
 	defer m.Close()
+	defer func() {
+		if t.Failed() {
+			t.Logf("recovery log:\n%s", buf.String())
+		}
+	}()
 	l, err := m.Open("t", 0, w.cfg)
 	if err != nil {
 		fail("open after crash: %v", err)
@@ -303,3 +311,5 @@ func TestWorkloadInvariants(t *testing.T) {
 		w.verify(t, fsys.CrashClone(nil), model, -1)
 	}
 }
+
+var crashLogW io.Writer = io.Discard

@@ -18,7 +18,7 @@
 //	    recovery-point-offset-checkpoint first segment that may not be fsynced
 //	    partition.metadata              "version: 0\ntopic_id: <id>" (Kafka's)
 //	    cleaner-offset-checkpoint       where the last cleaner pass ended (compaction)
-//	    <base>.cleaner-swap, *.cleaned, *.swap  a cleaner swap in progress (see Compaction)
+//	    cleaner-swap, *.cleaned, *.swap a cleaner swap in progress (see Compaction)
 //	    .clean-shutdown                 present only after a clean Close
 //
 // Names are 20-digit zero-padded base offsets, so they sort lexically.
@@ -188,35 +188,36 @@
 //
 // # Compaction (cleaner.go, cleanswap.go)
 //
-// For cleanup.policy=compact the cleaner rewrites sealed, fsynced segments
-// below the recovery point, the first unstable offset and the active
-// segment, keeping the latest record of each key (Kafka's LogCleaner; see
-// cleaner.go for the rules). A group of segments [B, E) becomes one segment
-// with base B; on disk:
+// For cleanup.policy=compact the cleaner rewrites sealed segments below
+// the first unstable offset and the active segment, keeping the latest record of each key (Kafka's LogCleaner; see
+// cleaner.go for the rules). Each group of segments [B, E) of a pass
+// becomes one segment with base B; on disk:
 //
 //	B.log.cleaned, B.index.cleaned, B.timeindex.cleaned (B.txnindex.cleaned)
-//	                           written and fsynced
-//	B.cleaner-swap             "0\n1\n<E>\n": the range, written atomically
-//	                           (its directory fsync makes the .cleaned names
-//	                           durable)
+//	                           written and fsynced, for every group
+//	cleaner-swap               "0\n<n>\n<B> <E>\n...": the groups, written
+//	                           atomically (its directory fsync makes the
+//	                           .cleaned names durable)
 //	--- under appendMu ---
-//	*.cleaned -> *.swap        the .log last: B.log.swap is the commit point;
-//	                           directory fsync
+//	*.cleaned -> *.swap        the .log last: B.log.swap is group B's commit
+//	                           point; directory fsync
 //	segments in (B, E) removed, each .swap renamed over B's file (.log last),
-//	B.cleaner-swap removed     directory fsync; then the segment list is
+//	cleaner-swap removed       directory fsync; then the segment list is
 //	                           swapped in memory
 //
-// At open, before anything else, a B.cleaner-swap with B.log.swap beside it
-// is completed (segments in (B, E) removed, .swap files renamed); with
-// B.log.cleaned beside it, it is rolled back (.swap and .cleaned removed,
-// the old segments untouched); otherwise it had completed and only
+// At open, before anything else, for each group of a cleaner-swap: with
+// B.log.swap present the swap is completed (segments in (B, E) removed,
+// .swap files renamed); with B.log.cleaned present it is rolled back (the
+// old segments were not touched); otherwise it had completed and only
 // leftovers in (B, E) go. Other .cleaned and .swap files are removed.
 //
 // A cleaned segment has holes: batches' base offsets only grow and the
 // segment may end before the next one starts. Recovery accepts that
 // (segment.holes) in logs that are compacted or were cleaned before (the
 // per-partition cleaner-offset-checkpoint, where the last pass ended, is
-// written before the first swap) and keeps the strict continuity check
-// for all others. Reads from an offset in a hole at a segment's end move
+// written before the first swap): a segment scanned after a crash that
+// ends cleanly before the next one is whole there (as in Kafka, which
+// never checks), one with a bad tail still ends the log. All other logs
+// keep the strict continuity checks. Reads from an offset in a hole at a segment's end move
 // on to the next segment, as Kafka's do.
 package log

@@ -97,6 +97,7 @@ type Log struct {
 	holes         bool // segments may have offset holes (segment.holes); set at open
 	cleanMu       sync.Mutex
 	cleanerCkpt   int64
+	truncations   atomic.Int64 // TruncateTo calls: a pass planned before one is dropped
 	nextHorizonMs atomic.Int64
 
 	size         atomic.Int64
@@ -1270,6 +1271,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.dirtyLocked(); err != nil {
 		return err
 	}
+	l.truncations.Add(1)
 	if offset <= first {
 		return l.truncateFullyLocked(offset)
 	}

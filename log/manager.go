@@ -92,9 +92,7 @@ func NewManager(dataDir string, opts Options) (*Manager, error) {
 		open:    map[*Log]struct{}{},
 	}
 	m.mu.parts = map[topicPartition]*Partition{}
-	m.cleaner = &cleaner{m: m, opts: opts.Cleaner.withDefaults(), busy: map[*Log]bool{}}
-	m.cleaner.backoff.Store(int64(m.cleaner.opts.Backoff))
-	m.cleaner.wake = make(chan struct{}, m.cleaner.opts.Threads)
+	m.cleaner = newCleaner(m, opts.Cleaner)
 	if err := m.fs.MkdirAll(m.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: create %s: %w", ErrStorage, m.dir, err)
 	}
@@ -347,17 +345,8 @@ func (m *Manager) Run(ctx context.Context) error {
 		// OS only over minutes: an idle broker should look idle at once.
 		debug.FreeOSMemory()
 	}
-	if !m.cleaner.opts.Disable {
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		for i := range m.cleaner.opts.Threads {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				m.cleaner.run(ctx, i)
-			}()
-		}
-	}
+	m.cleaner.start(ctx)
+	defer m.cleaner.wg.Wait()
 	retention := time.NewTicker(m.opts.RetentionCheckInterval)
 	defer retention.Stop()
 	flush := time.NewTicker(flushTick)

@@ -644,7 +644,10 @@ func (l *Log) openSegments(bases []int64, rp int64, clean bool) error {
 			return err
 		}
 		l.mu.segs = append(l.mu.segs, s)
-		if s.next == next {
+		// A compacted log's segment may end before the next one starts
+		// (the cleaner's holes): one that scans clean to its end is whole.
+		if s.next == next || (s.holes && !s.cut && s.next < next) {
+			s.next = next
 			if err := l.sealRecovered(s); err != nil {
 				return err
 			}
@@ -784,6 +787,7 @@ func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
 	}
 	s.next = max(res.next, base)
 	if res.end < size {
+		s.cut = true
 		cut := size - res.end
 		l.logger.Warn("truncating log segment after unclean shutdown",
 			"file", s.logPath, "position", res.end, "bytes_cut", cut,

@@ -46,6 +46,8 @@ type segment struct {
 	// holes: offsets may skip between batches and the segment may end
 	// before the next one starts (the log was compacted; set at creation).
 	holes bool
+	// cut: recovery cut a bad tail off this segment (set at open).
+	cut bool
 	// durable: a sealed segment whose .log and indexes are fsynced.
 	durable atomic.Bool
 	flushMu sync.Mutex // serialises syncSealed
