@@ -18,6 +18,9 @@ const secCompaction = "Compaction"
 // compacted.
 const cleanerBytes = 32 << 20
 
+// errNoCleaner is why a broker without a log cleaner has no compaction rows.
+const errNoCleaner = "no log cleaner"
+
 var needsCompaction = []int16{keyProduce, keyMetadata, 32 /* DescribeConfigs */, 44 /* IncrementalAlterConfigs */, 35 /* DescribeLogDirs */}
 
 // compactionWorkloads measure the log cleaner: 32 MiB of records whose keys
@@ -34,7 +37,7 @@ func compactionWorkloads(cfg config) []workload {
 		name := "log cleaner, " + sizeLabel(size) + " values, 10 % live keys"
 		topic := fmt.Sprintf("compacted-%d", size)
 		ws = append(ws, workload{
-			name: name, needs: needsCompaction,
+			name: name, needs: needsCompaction, compact: true,
 			metrics: []metricDef{
 				{secCompaction, name + ": cleaned", "MB/s", true},
 				{secCompaction, name + ": size after / before", "%", false},
