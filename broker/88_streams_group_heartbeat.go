@@ -295,7 +295,12 @@ func streamsTasksIn(in []kmsg.TaskIDs) map[string][]int32 {
 	return out
 }
 
+// streamsTasksOut encodes tasks by subtopology; nil (unchanged) stays nil,
+// which the wire carries as null.
 func streamsTasksOut(m map[string][]int32) []kmsg.TaskIDs {
+	if m == nil {
+		return nil
+	}
 	out := make([]kmsg.TaskIDs, 0, len(m))
 	for _, s := range sortedKeys(m) {
 		t := kmsg.NewTaskIDs()

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/brokertest"
+	"sharq/config"
 )
 
 // Streams groups (KIP-1071) at the wire: franz-go has no streams client,
@@ -142,7 +143,8 @@ func statusCodes(r *kmsg.StreamsGroupHeartbeatResponse) []int8 {
 // listed and typed, and it can be deleted once both left.
 func TestStreamsGroupLifecycle(t *testing.T) {
 	t.Parallel()
-	b := brokertest.New(t)
+	// No initial rebalance delay: the first assignment comes at once.
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
 	ctx := testCtx(t)
 	adm := newAdmin(t, b)
 	mustCreateTopic(t, adm, "words", 4, nil)
@@ -303,7 +305,8 @@ func TestStreamsGroupStatusAndErrors(t *testing.T) {
 	raw := newStreamsConn(t, b)
 	m := &streamsMember{t: t, cl: raw, group: "app", id: "m1", process: "p1"}
 	r := m.join("app", "absent")
-	if r.ErrorCode != 0 || len(r.Status) != 1 || r.Status[0].StatusCode != 1 || r.Status[0].StatusDetail != "Source topics absent are missing." {
+	// A new group also waits out group.streams.initial.rebalance.delay.ms.
+	if r.ErrorCode != 0 || len(r.Status) != 2 || r.Status[0].StatusCode != 5 || r.Status[1].StatusCode != 1 || r.Status[1].StatusDetail != "Source topics absent are missing." {
 		t.Fatalf("missing source: %d %+v", r.ErrorCode, r.Status)
 	}
 	dreq := kmsg.NewPtrStreamsGroupDescribeRequest()

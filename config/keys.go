@@ -379,6 +379,8 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.GroupStreamsNumStandbyReplicas }).check(atLeast(0)),
 		newKey("group.streams.max.standby.replicas", TypeInt, "2", "The maximum allowed value of the group config streams.num.standby.replicas.").
 			bind(func(c *Config) any { return &c.GroupStreamsMaxStandbyReplicas }).check(atLeast(0)),
+		newKey("group.streams.initial.rebalance.delay.ms", TypeInt, "3000", "How long the coordinator waits for more members to join a new streams group before its first task assignment.").
+			bind(func(c *Config) any { return &c.GroupStreamsInitialRebalanceDelayMs }).check(atLeast(0)),
 
 		// --- Share groups (KIP-932) ---
 		newKey("group.share.max.size", TypeInt, "200", "The maximum number of members of a share group.").

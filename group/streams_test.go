@@ -21,6 +21,7 @@ func newStreamsFixture(t *testing.T, topics map[string]int32) *streamsFixture {
 	t.Helper()
 	f := &streamsFixture{clk: NewFakeClock(time.Unix(1_700_000_000, 0)), topics: map[string]TopicInfo{}, st: DefaultSettings()}
 	f.st.StreamsSessionTimeout = 10 * time.Second
+	f.st.StreamsInitialRebalanceDelay = 0
 	for n, p := range topics {
 		f.addTopic(n, p)
 	}
@@ -70,19 +71,6 @@ func streamsJoin(id, process string, t *StreamsTopology) StreamsHeartbeatRequest
 
 func beat(id string, epoch int32) StreamsHeartbeatRequest {
 	return StreamsHeartbeatRequest{Group: "app", MemberID: id, MemberEpoch: epoch, RebalanceTimeout: -1}
-}
-
-func owning(id string, res StreamsHeartbeatResult) StreamsHeartbeatRequest {
-	r := beat(id, res.MemberEpoch)
-	r.Active, r.Standby, r.Warmup = res.Active, res.Standby, res.Warmup
-	if r.Active == nil {
-		r.Active = map[string][]int32{}
-	}
-	if r.Standby == nil {
-		r.Standby = map[string][]int32{}
-	}
-	r.Warmup = map[string][]int32{}
-	return r
 }
 
 func count(m map[string][]int32) int {
@@ -247,51 +235,99 @@ func checkAssignment(t *testing.T, members []streamsAssignMember, out map[string
 	}
 }
 
+// streamsClient is a member as the Streams client keeps it: the tasks it
+// holds change only when a heartbeat answer carries them.
+type streamsClient struct {
+	t               *testing.T
+	c               *Coordinator
+	id, process     string
+	epoch           int32
+	active, standby map[string][]int32
+	last            StreamsHeartbeatResult
+}
+
+func (m *streamsClient) apply(r StreamsHeartbeatResult) StreamsHeartbeatResult {
+	m.last = r
+	if r.Err != nil {
+		return r
+	}
+	m.epoch = r.MemberEpoch
+	if r.Active != nil {
+		m.active, m.standby = r.Active, r.Standby
+	}
+	return r
+}
+
+func (m *streamsClient) join(topo *StreamsTopology) StreamsHeartbeatResult {
+	return m.apply(m.c.StreamsHeartbeat(streamsJoin(m.id, m.process, topo)))
+}
+
+// beat is a heartbeat that reports nothing new.
+func (m *streamsClient) beat() StreamsHeartbeatResult {
+	return m.apply(m.c.StreamsHeartbeat(beat(m.id, m.epoch)))
+}
+
+// report is a heartbeat with the tasks the member holds (it revoked what
+// it was told to give up).
+func (m *streamsClient) report() StreamsHeartbeatResult {
+	r := beat(m.id, m.epoch)
+	r.Active, r.Standby, r.Warmup = orEmptyTasks(m.active), orEmptyTasks(m.standby), map[string][]int32{}
+	return m.apply(m.c.StreamsHeartbeat(r))
+}
+
+func orEmptyTasks(m map[string][]int32) map[string][]int32 {
+	if m == nil {
+		return map[string][]int32{}
+	}
+	return m
+}
+
 // TestStreamsReconciliation walks a group through internal topic creation,
 // a second member joining (revocation before reassignment, member epochs),
 // fencing, a session timeout and a leave.
 func TestStreamsReconciliation(t *testing.T) {
 	f := newStreamsFixture(t, map[string]int32{"in": 2})
 	c := f.c
-	a := c.StreamsHeartbeat(streamsJoin("a", "pa", wordCount()))
-	if a.Err != nil || a.MemberEpoch != 1 || count(a.Active) != 0 || len(a.Status) != 1 || a.Status[0].Code != StreamsStatusMissingInternalTopics || len(a.CreateTopics) != 3 {
-		t.Fatalf("a joins: %+v", a)
+	a := &streamsClient{t: t, c: c, id: "a", process: "pa"}
+	b := &streamsClient{t: t, c: c, id: "b", process: "pb"}
+	r := a.join(wordCount())
+	if r.Err != nil || r.MemberEpoch != 1 || count(r.Active) != 0 || len(r.Status) != 1 || r.Status[0].Code != StreamsStatusMissingInternalTopics || len(r.CreateTopics) != 3 {
+		t.Fatalf("a joins: %+v", r)
 	}
 	if d, _ := c.DescribeStreams("app"); d.State != "NotReady" {
 		t.Fatalf("state %s, want NotReady", d.State)
 	}
-	for _, it := range a.CreateTopics {
+	for _, it := range r.CreateTopics {
 		if it.Name == "app-a-changelog" && (it.Configs["cleanup.policy"] != "compact" || it.Partitions != 2 || it.ReplicationFactor != -1) {
 			t.Fatalf("changelog to create: %+v", it)
 		}
 	}
-	f.create(a)
-	a = c.StreamsHeartbeat(beat("a", 1))
-	if a.Err != nil || a.MemberEpoch != 2 || count(a.Active) != 4 || len(a.Status) != 0 {
-		t.Fatalf("a once the topics exist: %+v", a)
+	f.create(r)
+	if r = a.beat(); r.Err != nil || r.MemberEpoch != 2 || count(a.active) != 4 || len(r.Status) != 0 {
+		t.Fatalf("a once the topics exist: %+v", r)
 	}
-	b := c.StreamsHeartbeat(streamsJoin("b", "pb", wordCount()))
-	if b.Err != nil || b.MemberEpoch != 3 || count(b.Active) != 0 {
-		t.Fatalf("b joins: %+v (its tasks are still a's)", b)
+	// Unchanged: the answer leaves the tasks out.
+	if r = a.beat(); r.Active != nil || r.MemberEpoch != 2 {
+		t.Fatalf("a unchanged: %+v", r)
+	}
+	if r = b.join(wordCount()); r.Err != nil || r.MemberEpoch != 3 || count(b.active) != 0 {
+		t.Fatalf("b joins: %+v (its tasks are still a's)", r)
 	}
 	if d, _ := c.DescribeStreams("app"); d.State != "Reconciling" {
 		t.Fatalf("state %s, want Reconciling", d.State)
 	}
-	a = c.StreamsHeartbeat(beat("a", 2))
-	if a.MemberEpoch != 2 || count(a.Active) != 2 {
-		t.Fatalf("a revoking: %+v", a)
+	if r = a.beat(); a.epoch != 2 || count(a.active) != 2 {
+		t.Fatalf("a revoking: %+v", r)
 	}
 	// Without a's report nothing moves.
-	if b = c.StreamsHeartbeat(beat("b", 3)); count(b.Active) != 0 {
-		t.Fatalf("b got unrevoked tasks: %+v", b)
+	if b.beat(); count(b.active) != 0 {
+		t.Fatalf("b got unrevoked tasks: %v", b.active)
 	}
-	a = c.StreamsHeartbeat(owning("a", a))
-	if a.MemberEpoch != 3 || count(a.Active) != 2 {
-		t.Fatalf("a after revoking: %+v", a)
+	if r = a.report(); a.epoch != 3 || count(a.active) != 2 {
+		t.Fatalf("a after revoking: %+v", r)
 	}
-	b = c.StreamsHeartbeat(beat("b", 3))
-	if count(b.Active) != 2 {
-		t.Fatalf("b after release: %+v", b)
+	if b.beat(); count(b.active) != 2 {
+		t.Fatalf("b after release: %v", b.active)
 	}
 	if d, _ := c.DescribeStreams("app"); d.State != "Stable" || d.Epoch != 3 || d.AssignmentEpoch != 3 || len(d.Members) != 2 {
 		t.Fatalf("describe: %+v", d)
@@ -301,19 +337,20 @@ func TestStreamsReconciliation(t *testing.T) {
 	if r := c.StreamsHeartbeat(beat("a", 9)); !errors.Is(r.Err, ErrFencedMemberEpoch) {
 		t.Fatalf("epoch ahead: %v", r.Err)
 	}
-	if r := c.StreamsHeartbeat(owning("a", StreamsHeartbeatResult{MemberEpoch: 2, Active: a.Active})); r.Err != nil {
+	behind := beat("a", 2)
+	behind.Active, behind.Standby, behind.Warmup = a.active, map[string][]int32{}, map[string][]int32{}
+	if r := c.StreamsHeartbeat(behind); r.Err != nil {
 		t.Fatalf("previous epoch with owned tasks: %v", r.Err)
 	}
 	// b stops heartbeating: a gets everything back.
 	for i := 0; i < 3; i++ {
 		f.clk.Advance(4 * time.Second)
-		c.StreamsHeartbeat(beat("a", 3))
+		a.beat()
 	}
-	a = c.StreamsHeartbeat(beat("a", 3))
-	if a.Err != nil || a.MemberEpoch != 4 || count(a.Active) != 4 {
-		t.Fatalf("a after b expired: %+v", a)
+	if a.epoch != 4 || count(a.active) != 4 {
+		t.Fatalf("a after b expired: epoch %d tasks %v", a.epoch, a.active)
 	}
-	if r := c.StreamsHeartbeat(beat("b", 3)); !errors.Is(r.Err, ErrUnknownMemberID) {
+	if r := b.beat(); !errors.Is(r.Err, ErrUnknownMemberID) {
 		t.Fatalf("expired member: %v", r.Err)
 	}
 	if r := c.StreamsHeartbeat(beat("a", LeaveEpoch)); r.Err != nil || r.MemberEpoch != LeaveEpoch {
@@ -327,33 +364,69 @@ func TestStreamsReconciliation(t *testing.T) {
 	}
 }
 
+// TestStreamsInitialRebalanceDelay: a new group's first assignment waits
+// for the delay (ASSIGNMENT_DELAYED, member epoch held), then comes with a
+// new group epoch, as on Kafka 4.4.
+func TestStreamsInitialRebalanceDelay(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 2})
+	f.st.StreamsInitialRebalanceDelay = 3 * time.Second
+	a := &streamsClient{t: t, c: f.c, id: "a", process: "pa"}
+	r := a.join(wordCount())
+	codes := func(r StreamsHeartbeatResult) string {
+		var out []string
+		for _, s := range r.Status {
+			out = append(out, fmt.Sprint(s.Code))
+		}
+		return fmt.Sprint(out)
+	}
+	if r.MemberEpoch != 1 || codes(r) != "[5 3]" || r.Status[0].Detail != "Assignment delayed due to the configured initial rebalance delay." {
+		t.Fatalf("join: epoch %d status %+v", r.MemberEpoch, r.Status)
+	}
+	f.create(r)
+	f.clk.Advance(time.Second)
+	if r = a.beat(); r.MemberEpoch != 1 || codes(r) != "[5]" || count(a.active) != 0 {
+		t.Fatalf("topics made, still delayed: %+v", r)
+	}
+	if d, _ := f.c.DescribeStreams("app"); d.Epoch != 2 || d.AssignmentEpoch != 1 {
+		t.Fatalf("group epoch %d assignment epoch %d, want 2 and 1", d.Epoch, d.AssignmentEpoch)
+	}
+	f.clk.Advance(2 * time.Second)
+	if r = a.beat(); r.MemberEpoch != 3 || len(r.Status) != 0 || count(a.active) != 4 {
+		t.Fatalf("after the delay: %+v", r)
+	}
+}
+
 // TestStreamsStandbyAndProcesses: standby tasks (streams.num.standby.replicas)
-// go to another process than the active one, and a task moving between two
-// threads of one process waits for the first to let go.
+// go to another process than the active one.
 func TestStreamsStandbyAndProcesses(t *testing.T) {
 	f := newStreamsFixture(t, map[string]int32{"in": 2, "app-rep": 2, "app-a-changelog": 2, "app-b-changelog": 2})
 	f.st.StreamsNumStandbyReplicas = 1
-	c := f.c
-	a := c.StreamsHeartbeat(streamsJoin("a", "p1", wordCount()))
-	if count(a.Active) != 4 || count(a.Standby) != 0 {
-		t.Fatalf("a alone: %+v", a)
+	a := &streamsClient{t: t, c: f.c, id: "a", process: "p1"}
+	b := &streamsClient{t: t, c: f.c, id: "b", process: "p2"}
+	a.join(wordCount())
+	if count(a.active) != 4 || count(a.standby) != 0 {
+		t.Fatalf("a alone: %v %v", a.active, a.standby)
 	}
-	b := c.StreamsHeartbeat(streamsJoin("b", "p2", wordCount()))
-	a = c.StreamsHeartbeat(beat("a", a.MemberEpoch))
-	a = c.StreamsHeartbeat(owning("a", a))
-	b = c.StreamsHeartbeat(beat("b", b.MemberEpoch))
-	a = c.StreamsHeartbeat(owning("a", a))
-	if count(a.Active) != 2 || count(b.Active) != 2 || count(a.Standby) != 2 || count(b.Standby) != 2 {
-		t.Fatalf("a %+v / b %+v", a, b)
+	b.join(wordCount())
+	for i := 0; i < 3; i++ {
+		a.beat()
+		a.report()
+		b.report()
 	}
-	for s, ps := range a.Active {
+	if count(a.active) != 2 || count(b.active) != 2 || count(a.standby) != 2 || count(b.standby) != 2 {
+		t.Fatalf("a %v %v / b %v %v", a.active, a.standby, b.active, b.standby)
+	}
+	for s, ps := range a.active {
 		for _, p := range ps {
-			for _, q := range a.Standby[s] {
+			for _, q := range a.standby[s] {
 				if p == q {
 					t.Fatalf("task %s-%d active and standby on one process", s, p)
 				}
 			}
 		}
+	}
+	if d, _ := f.c.DescribeStreams("app"); d.State != "Stable" {
+		t.Fatalf("state %s", d.State)
 	}
 }
 
