@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -123,6 +124,8 @@ wait:
 	if !toolsRan {
 		t.Error("the first run never got ready: kafka-streams-groups.sh did not run")
 	}
+	// The app has left: offsets admin on the empty group, then deletion.
+	streamsGroupAdmin(t, tg, app)
 	if r := recorder(t); r != nil {
 		if err := r.Record(tg.Name, "streams-group/output", o.res.Stdout); err != nil {
 			t.Error(err)
@@ -159,6 +162,38 @@ func streamsGroupTools(t *testing.T, tg Target, app string) {
 		}
 		if step.name == "list" && !strings.Contains(res.Stdout, app) {
 			t.Errorf("--list does not show %s:\n%s", app, res.Stdout)
+		}
+	}
+}
+
+// streamsGroupAdmin runs the offsets admin and delete commands of
+// kafka-streams-groups.sh on the (now empty) group, as on Kafka.
+func streamsGroupAdmin(t *testing.T, tg Target, app string) {
+	t.Helper()
+	in := app + "-in"
+	for _, step := range []struct {
+		name string
+		args []string
+	}{
+		{"state-after", []string{"--describe", "--group", app, "--state"}},
+		{"reset-dry-run", []string{"--reset-offsets", "--group", app, "--to-earliest", "--all-input-topics", "--dry-run"}},
+		{"reset-execute", []string{"--reset-offsets", "--group", app, "--to-offset", "3", "--input-topic", in, "--execute"}},
+		{"offsets-after-reset", []string{"--describe", "--group", app, "--offsets"}},
+		{"delete-offsets", []string{"--delete-offsets", "--group", app, "--input-topic", in}},
+		{"offsets-after-delete", []string{"--describe", "--group", app, "--offsets"}},
+		{"delete", []string{"--delete", "--group", app}},
+		{"list-after-delete", []string{"--list"}},
+	} {
+		res, _ := runTool(t, tg, "", "", classStreamsGroups, false, args(tg, step.args...)...)
+		text := fmt.Sprintf("exit %d\n%s", res.ExitCode, maskStreamsGroupOutput(res.Stdout+res.Stderr, tg))
+		t.Logf("kafka-streams-groups %s:\n%s", step.name, text)
+		if r := recorder(t); r != nil {
+			if err := r.Record(tg.Name, "streams-group/"+step.name, text); err != nil {
+				t.Error(err)
+			}
+		}
+		if res.ExitCode != 0 {
+			t.Errorf("kafka-streams-groups %s: exit %d\n%s", step.name, res.ExitCode, lastLines(res.Stdout+res.Stderr, 10))
 		}
 	}
 }
