@@ -546,3 +546,94 @@ func TestStreamsOffsets(t *testing.T) {
 		t.Fatalf("delete offsets of an empty group: %v %v", err, perr)
 	}
 }
+
+// FuzzStreamsHeartbeats drives a streams group with heartbeats built from
+// the fuzz input (topologies over a few topic names, joins, leaves, owned
+// task reports, epochs, clock steps) and checks that nothing panics and
+// that no task is ever held active by two members at once.
+func FuzzStreamsHeartbeats(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
+	f.Add([]byte{3, 3, 3, 0, 0, 0, 1, 1, 1, 2, 2, 2, 200, 100, 50, 25, 12, 6, 3, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fx := newStreamsFixture(t, map[string]int32{"a": 3, "b": 2, "c": 3})
+		pos := 0
+		next := func() int {
+			if pos >= len(data) {
+				return 0
+			}
+			pos++
+			return int(data[pos-1])
+		}
+		names := []string{"a", "b", "c", "r1", "r2", "x"}
+		topo := func() *StreamsTopology {
+			tp := &StreamsTopology{Epoch: int32(next() % 3)}
+			for i := 0; i < 1+next()%3; i++ {
+				s := StreamsSubtopology{ID: fmt.Sprint(i)}
+				for k := 0; k < 1+next()%2; k++ {
+					s.SourceTopics = append(s.SourceTopics, names[next()%len(names)])
+				}
+				if next()%2 == 0 {
+					s.RepartitionSinkTopics = []string{names[3+next()%2]}
+				}
+				if next()%2 == 0 {
+					s.RepartitionSourceTopics = []StreamsTopicInfo{{Name: names[3+next()%2], Partitions: int32(next()%3 - 1)}}
+				}
+				if next()%2 == 0 {
+					s.StateChangelogTopics = []StreamsTopicInfo{{Name: fmt.Sprintf("cl%d", i)}}
+				}
+				if next()%3 == 0 {
+					s.CopartitionGroups = [][]string{s.sourceNames()}
+				}
+				tp.Subtopologies = append(tp.Subtopologies, s)
+			}
+			return tp
+		}
+		members := []*streamsClient{
+			{t: t, c: fx.c, id: "m0", process: "p0"}, {t: t, c: fx.c, id: "m1", process: "p0"}, {t: t, c: fx.c, id: "m2", process: "p1"},
+		}
+		fx.st.StreamsNumStandbyReplicas = next() % 2
+		for steps := 0; steps < 40 && pos < len(data); steps++ {
+			m := members[next()%len(members)]
+			var r StreamsHeartbeatResult
+			switch next() % 6 {
+			case 0:
+				r = m.join(topo())
+				fx.create(r)
+			case 1:
+				r = m.beat()
+			case 2:
+				r = m.report()
+			case 3:
+				r = m.apply(fx.c.StreamsHeartbeat(beat(m.id, LeaveEpoch)))
+			case 4:
+				r = m.apply(fx.c.StreamsHeartbeat(beat(m.id, int32(next())-100)))
+			case 5:
+				fx.clk.Advance(time.Duration(next()) * 100 * time.Millisecond)
+			}
+			_ = r
+			fx.c.mu.Lock()
+			if g := fx.c.mu.streams["app"]; g != nil {
+				held := map[taskKey]string{}
+				for id, gm := range g.members {
+					for k := range gm.active {
+						if o, dup := held[k]; dup {
+							fx.c.mu.Unlock()
+							t.Fatalf("task %v active on %s and %s", k, o, id)
+						}
+						held[k] = id
+					}
+					for k := range gm.revokingActive {
+						if o, dup := held[k]; dup {
+							fx.c.mu.Unlock()
+							t.Fatalf("task %v held by %s and %s (revoking)", k, o, id)
+						}
+						held[k] = id
+					}
+				}
+			}
+			fx.c.mu.Unlock()
+			fx.c.DescribeStreams("app")
+			fx.c.ListGroups()
+		}
+	})
+}
