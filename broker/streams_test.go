@@ -3,9 +3,11 @@ package broker_test
 import (
 	"net"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -360,5 +362,73 @@ func TestStreamsGroupStatusAndErrors(t *testing.T) {
 	sort.Strings(got)
 	if len(got) != 1 || got[0] != "app/streams/NotReady" {
 		t.Fatalf("list streams groups: %v", got)
+	}
+}
+
+// TestStreamsGroupACLs: as Kafka's KafkaApis, READ on the group, DESCRIBE on
+// every topic of a joining member's topology, and CREATE (cluster, else on
+// each topic) before the internal topics are created; without CREATE the
+// MISSING_INTERNAL_TOPICS detail says which topics were refused.
+func TestStreamsGroupACLs(t *testing.T) {
+	t.Parallel()
+	b := aclBroker(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
+	ctx := testCtx(t)
+	adm := kadm.NewClient(newClient(t, b, as("admin")))
+	mustCreateTopic(t, adm, "words", 2, nil)
+	allow := func(bld *kadm.ACLBuilder) {
+		t.Helper()
+		res, err := adm.CreateACLs(ctx, bld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+	}
+	alice := newClient(t, b, as("alice"))
+	if _, err := alice.Request(ctx, kmsg.NewPtrMetadataRequest()); err != nil {
+		t.Fatal(err)
+	}
+	br := alice.Broker(1)
+	join := func() *kmsg.StreamsGroupHeartbeatResponse {
+		t.Helper()
+		req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		req.Version, req.Group, req.MemberID, req.MemberEpoch = 1, "sg", "m1", 0
+		req.RebalanceTimeoutMillis = 30000
+		req.Topology = streamsTopology("sg", "words")
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		resp, err := br.Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*kmsg.StreamsGroupHeartbeatResponse)
+	}
+	if r := join(); r.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("no READ on the group: %d", r.ErrorCode)
+	}
+	allow(kadm.NewACLs().Groups("sg").Allow("User:alice").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	allow(kadm.NewACLs().Topics("words").Allow("User:alice").Operations(kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral))
+	if r := join(); r.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("no DESCRIBE on the internal topics: %d", r.ErrorCode)
+	}
+	allow(kadm.NewACLs().Topics("sg-").Allow("User:alice").Operations(kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternPrefixed))
+	r := join()
+	if r.ErrorCode != 0 || len(r.Status) != 1 || r.Status[0].StatusCode != 3 ||
+		!strings.HasSuffix(r.Status[0].StatusDetail, " Unauthorized to CREATE on topics sg-counts-changelog, sg-dedup-changelog, sg-rep-repartition.") {
+		t.Fatalf("no CREATE: %d %+v", r.ErrorCode, r.Status)
+	}
+	if td, _ := adm.ListTopics(ctx); td.Has("sg-rep-repartition") {
+		t.Fatal("internal topic created without CREATE")
+	}
+	allow(kadm.NewACLs().Topics("sg-").Allow("User:alice").Operations(kadm.OpCreate).ResourcePatternType(kadm.ACLPatternPrefixed))
+	if r = join(); r.ErrorCode != 0 || len(r.Status) != 1 || r.Status[0].StatusDetail != "Internal topics are missing: sg-counts-changelog, sg-dedup-changelog, sg-rep-repartition" {
+		t.Fatalf("with CREATE: %d %+v", r.ErrorCode, r.Status)
+	}
+	// A new client: kgo answers a repeated Metadata request from its cache.
+	fresh := kadm.NewClient(newClient(t, b, as("admin")))
+	if td, err := fresh.ListTopics(ctx); err != nil || !td.Has("sg-rep-repartition") || !td.Has("sg-counts-changelog") {
+		t.Fatalf("internal topics not created: %v %v", td.Names(), err)
 	}
 }
