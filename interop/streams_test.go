@@ -68,10 +68,21 @@ var streamsGroupBuild compiled
 
 const classStreamsGroups = "org.apache.kafka.tools.streams.StreamsGroupCommand"
 
-func scenarioStreamsGroup(t *testing.T, tg Target) {
+func scenarioStreamsGroup(t *testing.T, tg Target) { runWordCountRestore(t, tg, "streams", "interop-sg") }
+
+// scenarioStreamsClassicRestore is the same word count and restart with
+// the classic group protocol: the changelog restore without streams groups.
+func scenarioStreamsClassicRestore(t *testing.T, tg Target) {
+	runWordCountRestore(t, tg, "classic", "interop-sc")
+}
+
+func runWordCountRestore(t *testing.T, tg Target, protocol, app string) {
 	cp := kafkaProgramClasspath(t, &streamsGroupBuild, "WordCountStreamsGroup", "classes-streams-group", "*")
 	j := needJava(t)
-	const app = "interop-sg"
+	step := "streams-group"
+	if protocol != "streams" {
+		step = "streams-" + protocol + "-restore"
+	}
 	dir := t.TempDir()
 	ready, goOn := filepath.Join(dir, "ready"), filepath.Join(dir, "go-on")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -84,7 +95,7 @@ func scenarioStreamsGroup(t *testing.T, tg Target) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := j.RunClasspath(ctx, nil, cp, "WordCountStreamsGroup", tg.Bootstrap, app, filepath.Join(dir, "state"), ready, goOn)
+		res, err := j.RunClasspath(ctx, nil, cp, "WordCountStreamsGroup", tg.Bootstrap, app, filepath.Join(dir, "state"), ready, goOn, protocol)
 		done <- outcome{res, err}
 	}()
 	// The tools run while the first instance holds its tasks.
@@ -100,7 +111,9 @@ wait:
 				continue
 			}
 			toolsRan = true
-			streamsGroupTools(t, tg, app)
+			if protocol == "streams" {
+				streamsGroupTools(t, tg, app)
+			}
 			if err := os.WriteFile(goOn, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -125,9 +138,11 @@ wait:
 		t.Error("the first run never got ready: kafka-streams-groups.sh did not run")
 	}
 	// The app has left: offsets admin on the empty group, then deletion.
-	streamsGroupAdmin(t, tg, app)
+	if protocol == "streams" {
+		streamsGroupAdmin(t, tg, app)
+	}
 	if r := recorder(t); r != nil {
-		if err := r.Record(tg.Name, "streams-group/output", o.res.Stdout); err != nil {
+		if err := r.Record(tg.Name, step+"/output", o.res.Stdout); err != nil {
 			t.Error(err)
 		}
 	}
