@@ -179,6 +179,19 @@ func streamsGroupTools(t *testing.T, tg Target, app string) {
 			t.Errorf("--list does not show %s:\n%s", app, res.Stdout)
 		}
 	}
+	// kafka-groups.sh shows the group's type and protocol type.
+	res, err := runTool(t, tg, "", "", ClassGroups, false, args(tg, "--list", "--group-type", "streams")...)
+	if err != nil {
+		t.Errorf("kafka-groups --list: %v\n%s%s", err, res.Stdout, res.Stderr)
+		return
+	}
+	text := maskStreamsGroupOutput(res.Stdout, tg)
+	t.Logf("kafka-groups --list --group-type streams:\n%s", text)
+	if r := recorder(t); r != nil {
+		if err := r.Record(tg.Name, "streams-group/groups-list", text); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // streamsGroupAdmin runs the offsets admin and delete commands of
