@@ -432,3 +432,41 @@ func TestStreamsGroupACLs(t *testing.T) {
 		t.Fatalf("internal topics not created: %v %v", td.Names(), err)
 	}
 }
+
+// TestStreamsGroupAfterRestart: membership is not stored, so after a broker
+// restart a member's next heartbeat gets UNKNOWN_MEMBER_ID; it rejoins with
+// its topology (as the Streams client does), gets its tasks back, and the
+// offsets it committed before the restart are still there.
+func TestStreamsGroupAfterRestart(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "words", 2, nil)
+	m := &streamsMember{t: t, cl: newStreamsConn(t, b), group: "rs", id: "m1", process: "p1"}
+	m.join("rs", "words")
+	if r := m.beat(nil); r.ErrorCode != 0 || taskCount(m.active) != 4 {
+		t.Fatalf("before restart: %d %v", r.ErrorCode, m.active)
+	}
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version, oc.Group, oc.MemberID, oc.Generation = 9, "rs", m.id, m.epoch
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "words", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 42}}}}
+	if resp := m.cl.do(oc).(*kmsg.OffsetCommitResponse); resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %d", resp.Topics[0].Partitions[0].ErrorCode)
+	}
+
+	b.Restart()
+	m.cl = newStreamsConn(t, b)
+	if r := m.beat(nil); r.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("heartbeat after restart: %d, want UNKNOWN_MEMBER_ID", r.ErrorCode)
+	}
+	if r := m.join("rs", "words"); r.ErrorCode != 0 || taskCount(m.active) != 4 || len(r.Status) != 0 {
+		t.Fatalf("rejoin: %d %+v %v", r.ErrorCode, r.Status, m.active)
+	}
+	offs, err := newAdmin(t, b).FetchOffsets(testCtx(t), "rs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup("words", 1); !ok || o.At != 42 {
+		t.Fatalf("offsets after restart: %+v", offs)
+	}
+}
