@@ -399,6 +399,12 @@ func (c *Coordinator) streamsHeartbeat(req StreamsHeartbeatRequest) (StreamsHear
 	}
 	g.reconcileLocked(m, owned)
 	g.scheduleSessionLocked(m, st.StreamsSessionTimeout)
+	changed := !m.active.equal(prevActive) || !m.standby.equal(prevStandby) || !m.warmup.equal(prevWarmup)
+	if changed && m.endpoint != nil {
+		// Interactive Queries map endpoints to partitions: every member
+		// learns the new map with its next heartbeat.
+		g.endpointEpoch++
+	}
 
 	res := StreamsHeartbeatResult{
 		MemberID: m.id, MemberEpoch: m.epoch,
@@ -410,7 +416,7 @@ func (c *Coordinator) streamsHeartbeat(req StreamsHeartbeatRequest) (StreamsHear
 	// As Kafka 4.4, the tasks are sent when the member joins or its tasks
 	// changed; otherwise they are left out (null: unchanged), a new member
 	// epoch included.
-	if req.MemberEpoch == JoinEpoch || !m.active.equal(prevActive) || !m.standby.equal(prevStandby) || !m.warmup.equal(prevWarmup) {
+	if req.MemberEpoch == JoinEpoch || changed {
 		res.Active, res.Standby, res.Warmup = m.active.toMap(), m.standby.toMap(), m.warmup.toMap()
 	}
 	if !g.delayUntil.IsZero() {

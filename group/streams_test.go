@@ -637,3 +637,24 @@ func FuzzStreamsHeartbeats(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamsEndpoints: members with an Interactive Queries endpoint learn
+// which partitions every endpoint serves whenever that map changes.
+func TestStreamsEndpoints(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 2, "app-rep": 2, "app-a-changelog": 2, "app-b-changelog": 2})
+	join := func(id, host string) StreamsHeartbeatResult {
+		r := streamsJoin(id, "p-"+id, wordCount())
+		r.UserEndpoint = &StreamsEndpoint{Host: host, Port: 8080}
+		return f.c.StreamsHeartbeat(r)
+	}
+	a := join("a", "host-a")
+	if a.EndpointInformationEpoch == 0 || len(a.PartitionsByEndpoint) != 1 || fmt.Sprint(a.PartitionsByEndpoint[0].Active) != "map[app-rep:[0 1] in:[0 1]]" {
+		t.Fatalf("a alone: epoch %d %+v", a.EndpointInformationEpoch, a.PartitionsByEndpoint)
+	}
+	before := a.EndpointInformationEpoch
+	join("b", "host-b")
+	a = f.c.StreamsHeartbeat(beat("a", a.MemberEpoch))
+	if a.EndpointInformationEpoch <= before || len(a.PartitionsByEndpoint) != 2 {
+		t.Fatalf("after b joined: epoch %d %+v", a.EndpointInformationEpoch, a.PartitionsByEndpoint)
+	}
+}
