@@ -120,6 +120,11 @@ wait:
 		}
 	}
 	t.Logf("WordCountStreamsGroup: exit %d in %v", o.res.ExitCode, o.res.Elapsed.Round(time.Millisecond))
+	for _, l := range strings.Split(o.res.Stderr, "\n") {
+		if strings.HasPrefix(l, "streams state ") {
+			t.Log(l)
+		}
+	}
 	if o.err != nil {
 		t.Fatalf("WordCountStreamsGroup: %v\n--- stdout ---\n%s\n--- stderr ---\n%s", o.err, o.res.Stdout, tailString(o.res.Stderr, 8000))
 	}

@@ -80,7 +80,7 @@ public class WordCountStreamsGroup {
             KafkaStreams s1 = start(stateDir + "/1", null);
             waitFor(reader, counts, s1, 60, 40, 20);
             System.out.println("counts1 " + fmt(counts));
-            System.out.println("state1 " + s1.state());
+            System.out.println("state1 " + settled(s1));
             System.out.flush();
             Files.createFile(ready);
             long deadline = System.currentTimeMillis() + 120000;
@@ -95,7 +95,7 @@ public class WordCountStreamsGroup {
             waitFor(reader, counts, s2, 90, 60, 30);
             System.out.println("counts2 " + fmt(counts));
             System.out.println("restored " + (restored.get() > 0 ? "yes" : "no"));
-            System.out.println("state2 " + s2.state());
+            System.out.println("state2 " + settled(s2));
             s2.close(Duration.ofSeconds(30));
         }
         System.out.println("done");
@@ -132,6 +132,9 @@ public class WordCountStreamsGroup {
             .toStream()
             .to(out, Produced.with(Serdes.String(), Serdes.Long()));
         KafkaStreams streams = new KafkaStreams(b.build(), sp);
+        // State changes go to stderr: they show when a run rebalanced.
+        streams.setStateListener((now, before) ->
+            System.err.println("streams state " + before + " -> " + now + " at " + System.currentTimeMillis()));
         if (restored != null) {
             streams.setGlobalStateRestoreListener(new StateRestoreListener() {
                 public void onRestoreStart(TopicPartition tp, String store, long start, long end) {}
@@ -166,6 +169,16 @@ public class WordCountStreamsGroup {
                 last.put(r.key(), r.value());
             }
         }
+    }
+
+    // settled is the state once a rebalance in progress (a member's epoch
+    // moving on after the counts were reached) has ended, 10 s at most.
+    static KafkaStreams.State settled(KafkaStreams s) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 10000;
+        while (s.state() == KafkaStreams.State.REBALANCING && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+        }
+        return s.state();
     }
 
     static String fmt(TreeMap<String, Long> m) {
