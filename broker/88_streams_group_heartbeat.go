@@ -17,8 +17,7 @@ package broker
 //   else on every one of the topics; otherwise the MISSING_INTERNAL_TOPICS
 //   detail says "Unauthorized to CREATE on topics ...". The topics exist
 //   for the member's next heartbeat.
-// * UNSUPPORTED_VERSION unless streams.version >= 1 is finalized and
-//   group.coordinator.rebalance.protocols includes streams.
+// * UNSUPPORTED_VERSION unless streams.version >= 1 is finalized.
 // * ACLs: READ on the group; DESCRIBE on every topic of a joining
 //   member's topology (TOPIC_AUTHORIZATION_FAILED).
 //
@@ -43,18 +42,10 @@ import (
 func init() { regKey(88, 0, 1, handleStreamsGroupHeartbeat) }
 
 // streamsGroupsEnabled: StreamsGroupHeartbeat answers UNSUPPORTED_VERSION
-// unless streams.version is finalized at 1 or more and
-// group.coordinator.rebalance.protocols names streams, as Kafka checks.
+// unless streams.version is finalized at 1 or more, as Kafka checks
+// (kafka-features.sh disable --feature streams.version turns them off).
 func (s *Server) streamsGroupsEnabled() bool {
-	if s.meta.Image().Features["streams.version"] < 1 {
-		return false
-	}
-	for _, p := range s.effectiveConfig().GroupCoordinatorRebalanceProtocols {
-		if p == "streams" {
-			return true
-		}
-	}
-	return false
+	return s.meta.Image().Features["streams.version"] >= 1
 }
 
 func handleStreamsGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, error) {

@@ -363,6 +363,17 @@ func TestStreamsGroupStatusAndErrors(t *testing.T) {
 	if len(got) != 1 || got[0] != "app/streams/NotReady" {
 		t.Fatalf("list streams groups: %v", got)
 	}
+	// Without streams.version the protocol is off, as on Kafka.
+	uf := kmsg.NewPtrUpdateFeaturesRequest()
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType, u.AllowDowngrade = "streams.version", 0, 2, true
+	uf.FeatureUpdates = append(uf.FeatureUpdates, u)
+	if ur, err := uf.RequestWith(testCtx(t), cl); err != nil || ur.ErrorCode != 0 {
+		t.Fatalf("disable streams.version: %v %+v", err, ur)
+	}
+	if r := m.beat(nil); r.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("heartbeat with streams.version disabled: %d", r.ErrorCode)
+	}
 }
 
 // TestStreamsGroupACLs: as Kafka's KafkaApis, READ on the group, DESCRIBE on
