@@ -68,7 +68,9 @@ var streamsGroupBuild compiled
 
 const classStreamsGroups = "org.apache.kafka.tools.streams.StreamsGroupCommand"
 
-func scenarioStreamsGroup(t *testing.T, tg Target) { runWordCountRestore(t, tg, "streams", "interop-sg") }
+func scenarioStreamsGroup(t *testing.T, tg Target) {
+	runWordCountRestore(t, tg, "streams", "interop-sg")
+}
 
 // scenarioStreamsClassicRestore is the same word count and restart with
 // the classic group protocol: the changelog restore without streams groups.
