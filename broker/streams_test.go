@@ -3,7 +3,6 @@ package broker_test
 import (
 	"net"
 	"sort"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -327,6 +326,12 @@ func TestStreamsGroupStatusAndErrors(t *testing.T) {
 		{"fenced epoch", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberEpoch = 99 }, kerr.FencedMemberEpoch.Code, ""},
 		{"unknown member", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberID = "ghost" }, kerr.UnknownMemberID.Code, ""},
 		{"topology after join", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Topology = streamsTopology("app", "absent") }, kerr.InvalidRequest.Code, "Topology can only be provided when (re-)joining."},
+		{"internal topic in topology", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+			r.MemberEpoch, r.RebalanceTimeoutMillis, r.Topology = 0, 1000, streamsTopology("app", "__consumer_offsets")
+		}, kerr.StreamsInvalidTopology.Code, "Use of Kafka internal topics __consumer_offsets in a Kafka Streams topology is prohibited."},
+		{"invalid topic name", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+			r.MemberEpoch, r.RebalanceTimeoutMillis, r.Topology = 0, 1000, streamsTopology("app", "bad name")
+		}, kerr.StreamsInvalidTopology.Code, "Topic names bad name are not valid topic names."},
 	} {
 		saved := m.epoch
 		r := m.beat(tc.mut)
@@ -427,7 +432,7 @@ func TestStreamsGroupACLs(t *testing.T) {
 	allow(kadm.NewACLs().Topics("sg-").Allow("User:alice").Operations(kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternPrefixed))
 	r := join()
 	if r.ErrorCode != 0 || len(r.Status) != 1 || r.Status[0].StatusCode != 3 ||
-		!strings.HasSuffix(r.Status[0].StatusDetail, " Unauthorized to CREATE on topics sg-counts-changelog, sg-dedup-changelog, sg-rep-repartition.") {
+		r.Status[0].StatusDetail != "Internal topics are missing: sg-counts-changelog, sg-dedup-changelog, sg-rep-repartition; Unauthorized to CREATE on topics sg-counts-changelog, sg-dedup-changelog, sg-rep-repartition." {
 		t.Fatalf("no CREATE: %d %+v", r.ErrorCode, r.Status)
 	}
 	if td, _ := adm.ListTopics(ctx); td.Has("sg-rep-repartition") {
