@@ -77,6 +77,7 @@ type streamsMember struct {
 	process string
 	epoch   int32
 	active  map[string][]int32
+	standby int // standby tasks held
 }
 
 func (m *streamsMember) beat(mut func(*kmsg.StreamsGroupHeartbeatRequest)) *kmsg.StreamsGroupHeartbeatResponse {
@@ -95,6 +96,10 @@ func (m *streamsMember) beat(mut func(*kmsg.StreamsGroupHeartbeatRequest)) *kmsg
 			m.active = map[string][]int32{}
 			for _, ts := range resp.ActiveTasks {
 				m.active[ts.SubtopologyID] = ts.Partitions
+			}
+			m.standby = 0
+			for _, ts := range resp.StandbyTasks {
+				m.standby += len(ts.Partitions)
 			}
 		}
 	}
@@ -484,5 +489,66 @@ func TestStreamsGroupAfterRestart(t *testing.T) {
 	}
 	if o, ok := offs.Lookup("words", 1); !ok || o.At != 42 {
 		t.Fatalf("offsets after restart: %+v", offs)
+	}
+}
+
+// TestStreamsGroupConfigs: the group configs streams.num.standby.replicas
+// and streams.heartbeat.interval.ms (kafka-configs --entity-type groups)
+// apply to the group, within the broker's group.streams.* bounds.
+func TestStreamsGroupConfigs(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
+	cl := newClient(t, b)
+	ctx := testCtx(t)
+	mustCreateTopic(t, newAdmin(t, b), "words", 2, nil)
+	alter := func(name, value string) int16 {
+		t.Helper()
+		r := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "sb"
+		rr.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: name, Value: &value}}
+		r.Resources = append(r.Resources, rr)
+		resp, err := r.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Resources[0].ErrorCode
+	}
+	if code := alter("streams.num.standby.replicas", "3"); code != kerr.InvalidConfig.Code {
+		t.Fatalf("standby replicas above group.streams.max.standby.replicas: %d", code)
+	}
+	if code := alter("streams.heartbeat.interval.ms", "1000"); code != kerr.InvalidConfig.Code {
+		t.Fatalf("heartbeat interval below group.streams.min.heartbeat.interval.ms: %d", code)
+	}
+	for name, v := range map[string]string{"streams.num.standby.replicas": "1", "streams.heartbeat.interval.ms": "7000"} {
+		if code := alter(name, v); code != 0 {
+			t.Fatalf("%s=%s: %d", name, v, code)
+		}
+	}
+	raw := newStreamsConn(t, b)
+	members := []*streamsMember{
+		{t: t, cl: raw, group: "sb", id: "a", process: "pa"},
+		{t: t, cl: raw, group: "sb", id: "b", process: "pb"},
+	}
+	for _, m := range members {
+		if r := m.join("sb", "words"); r.ErrorCode != 0 || r.HeartbeatIntervalMillis != 7000 {
+			t.Fatalf("join %s: %d interval %d", m.id, r.ErrorCode, r.HeartbeatIntervalMillis)
+		}
+	}
+	// Let both reconcile; each ends with standbys of the other's tasks.
+	for round := 0; round < 4; round++ {
+		for _, m := range members {
+			m.report()
+		}
+	}
+	standbys := 0
+	for _, m := range members {
+		standbys += m.standby
+		if taskCount(m.active) != 2 || m.standby != 2 {
+			t.Fatalf("member %s: active %v, %d standbys", m.id, m.active, m.standby)
+		}
+	}
+	if standbys != 4 {
+		t.Fatalf("%d standby tasks, want one per task", standbys)
 	}
 }
