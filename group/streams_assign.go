@@ -131,8 +131,17 @@ func assignStreamsSticky(members []streamsAssignMember, tasks map[string]int32, 
 			}
 		}
 	}
-	// The rest go to the least loaded member (ties: the member id order).
-	for _, t := range all {
+	// The rest go to the least loaded member (ties: the member id order),
+	// subtopology by subtopology, so that each member gets a share of
+	// every subtopology rather than all of one.
+	bySub := append([]taskKey(nil), all...)
+	sort.Slice(bySub, func(i, j int) bool {
+		if bySub[i].sub != bySub[j].sub {
+			return bySub[i].sub < bySub[j].sub
+		}
+		return bySub[i].part < bySub[j].part
+	})
+	for _, t := range bySub {
 		if assigned.has(t) {
 			continue
 		}

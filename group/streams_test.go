@@ -658,3 +658,15 @@ func TestStreamsEndpoints(t *testing.T) {
 		t.Fatalf("after b joined: epoch %d %+v", a.EndpointInformationEpoch, a.PartitionsByEndpoint)
 	}
 }
+
+// TestStreamsAssignorSpreadsSubtopologies: a fresh assignment gives every
+// member a share of each subtopology.
+func TestStreamsAssignorSpreadsSubtopologies(t *testing.T) {
+	members := []streamsAssignMember{{id: "a", process: "p1", prevActive: taskSet{}, prevStandby: taskSet{}}, {id: "b", process: "p2", prevActive: taskSet{}, prevStandby: taskSet{}}}
+	out := assignStreamsSticky(members, map[string]int32{"0": 2, "1": 2}, 0)
+	for _, id := range []string{"a", "b"} {
+		if got := fmt.Sprint(out[id].active.toMap()); len(out[id].active.toMap()) != 2 {
+			t.Errorf("%s: %s, want one task of each subtopology", id, got)
+		}
+	}
+}
