@@ -18,7 +18,10 @@ package broker
 //   detail says "Unauthorized to CREATE on topics ...". The topics exist
 //   for the member's next heartbeat.
 // * UNSUPPORTED_VERSION unless streams.version >= 1 is finalized and
-//   group.coordinator.rebalance.protocols includes streams.
+//   group.coordinator.rebalance.protocols names streams.
+// * STREAMS_INVALID_TOPOLOGY before the coordinator sees the topology, as
+//   Kafka: "Use of Kafka internal topics ... in a Kafka Streams topology is
+//   prohibited." and "Topic names ... are not valid topic names."
 // * ACLs: READ on the group; DESCRIBE on every topic of a joining
 //   member's topology (TOPIC_AUTHORIZATION_FAILED).
 //
@@ -43,8 +46,10 @@ import (
 func init() { regKey(88, 0, 1, handleStreamsGroupHeartbeat) }
 
 // streamsGroupsEnabled: StreamsGroupHeartbeat answers UNSUPPORTED_VERSION
-// unless streams.version is finalized at 1 or more and
-// group.coordinator.rebalance.protocols names streams, as Kafka checks.
+// unless group.coordinator.rebalance.protocols names streams and
+// streams.version is finalized at 1 or more, as Kafka 4.4's KafkaApis
+// checks (kafka-features.sh disable --feature streams.version turns them
+// off).
 func (s *Server) streamsGroupsEnabled() bool {
 	if s.meta.Image().Features["streams.version"] < 1 {
 		return false
@@ -110,16 +115,32 @@ func handleStreamsGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, 
 			resp.ErrorCode, resp.ErrorMessage = kerr.StreamsInvalidTopology.Code, kmsg.StringPtr(err.Error())
 			return resp, nil
 		}
-		var denied []string
-		for _, n := range streamsTopologyTopics(t) {
-			if !r.authorize(resTopic, n, opDescribe) {
-				denied = append(denied, n)
+		topics := streamsTopologyTopics(t)
+		var internal, bad []string
+		for _, n := range topics {
+			if isInternalTopic(n) {
+				internal = append(internal, n)
+			}
+			if validateTopicName(n) != nil {
+				bad = append(bad, n)
 			}
 		}
-		if len(denied) > 0 {
-			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			resp.ErrorMessage = kmsg.StringPtr("The following topics are not authorized: " + strings.Join(denied, ", ") + ".")
+		if len(internal) > 0 {
+			resp.ErrorCode = kerr.StreamsInvalidTopology.Code
+			resp.ErrorMessage = kmsg.StringPtr("Use of Kafka internal topics " + strings.Join(internal, ", ") + " in a Kafka Streams topology is prohibited.")
 			return resp, nil
+		}
+		if len(bad) > 0 {
+			resp.ErrorCode = kerr.StreamsInvalidTopology.Code
+			resp.ErrorMessage = kmsg.StringPtr("Topic names " + strings.Join(bad, ", ") + " are not valid topic names.")
+			return resp, nil
+		}
+		for _, n := range topics {
+			if !r.authorize(resTopic, n, opDescribe) {
+				// Kafka answers without a message.
+				resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				return resp, nil
+			}
 		}
 		hr.Topology = t
 	}
@@ -150,7 +171,7 @@ func handleStreamsGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, 
 		if detail := r.createStreamsInternalTopics(res.CreateTopics); detail != "" {
 			for i := range resp.Status {
 				if resp.Status[i].StatusCode == group.StreamsStatusMissingInternalTopics {
-					resp.Status[i].StatusDetail += " " + detail
+					resp.Status[i].StatusDetail += "; " + detail
 				}
 			}
 		}
@@ -295,7 +316,12 @@ func streamsTasksIn(in []kmsg.TaskIDs) map[string][]int32 {
 	return out
 }
 
+// streamsTasksOut encodes tasks by subtopology; nil (unchanged) stays nil,
+// which the wire carries as null.
 func streamsTasksOut(m map[string][]int32) []kmsg.TaskIDs {
+	if m == nil {
+		return nil
+	}
 	out := make([]kmsg.TaskIDs, 0, len(m))
 	for _, s := range sortedKeys(m) {
 		t := kmsg.NewTaskIDs()

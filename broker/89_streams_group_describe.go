@@ -67,7 +67,7 @@ func handleStreamsGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, e
 		if d.Topology != nil {
 			if denied := r.streamsTopicsDenied(d.Topology); denied {
 				g.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				g.ErrorMessage = kmsg.StringPtr(describedTopicsDenied)
+				g.ErrorMessage = kmsg.StringPtr("The described group uses topics that the client is not authorized to describe.")
 				resp.Groups = append(resp.Groups, g)
 				continue
 			}

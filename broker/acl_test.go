@@ -323,6 +323,13 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 		}, func(r kmsg.Response) []int16 {
 			return []int16{r.(*kmsg.StreamsGroupDescribeResponse).Groups[0].ErrorCode}
 		}, gaf},
+		{"StreamsGroupTopologyDescriptionUpdate", func() kmsg.Request {
+			r := kmsg.NewPtrStreamsGroupTopologyDescriptionUpdateRequest()
+			r.Group, r.MemberID = "stg", "m1234567890"
+			return r
+		}, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.StreamsGroupTopologyDescriptionUpdateResponse).ErrorCode}
+		}, gaf},
 		{"ShareGroupHeartbeat", func() kmsg.Request {
 			r := kmsg.NewPtrShareGroupHeartbeatRequest()
 			r.GroupID, r.MemberID, r.SubscribedTopicNames = "sg", "m1234567890", []string{"t"}

@@ -206,19 +206,20 @@ func (s *Server) groupSettings(id string) group.Settings {
 	c := s.effectiveConfig()
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 	st := group.Settings{
-		InitialRebalanceDelay:     ms(c.GroupInitialRebalanceDelayMs),
-		MinSessionTimeout:         ms(int64(c.GroupMinSessionTimeoutMs)),
-		MaxSessionTimeout:         ms(int64(c.GroupMaxSessionTimeoutMs)),
-		MaxSize:                   int(c.GroupMaxSize),
-		ConsumerSessionTimeout:    ms(int64(c.GroupConsumerSessionTimeoutMs)),
-		ConsumerHeartbeatInterval: ms(int64(c.GroupConsumerHeartbeatIntervalMs)),
-		ConsumerMaxSize:           int(c.GroupConsumerMaxSize),
-		ConsumerAssignors:         c.GroupConsumerAssignors,
-		OffsetsRetention:          time.Duration(c.OffsetsRetentionMinutes) * time.Minute,
-		StreamsSessionTimeout:     ms(int64(c.GroupStreamsSessionTimeoutMs)),
-		StreamsHeartbeatInterval:  ms(int64(c.GroupStreamsHeartbeatIntervalMs)),
-		StreamsMaxSize:            int(c.GroupStreamsMaxSize),
-		StreamsNumStandbyReplicas: int(c.GroupStreamsNumStandbyReplicas),
+		InitialRebalanceDelay:        ms(c.GroupInitialRebalanceDelayMs),
+		MinSessionTimeout:            ms(int64(c.GroupMinSessionTimeoutMs)),
+		MaxSessionTimeout:            ms(int64(c.GroupMaxSessionTimeoutMs)),
+		MaxSize:                      int(c.GroupMaxSize),
+		ConsumerSessionTimeout:       ms(int64(c.GroupConsumerSessionTimeoutMs)),
+		ConsumerHeartbeatInterval:    ms(int64(c.GroupConsumerHeartbeatIntervalMs)),
+		ConsumerMaxSize:              int(c.GroupConsumerMaxSize),
+		ConsumerAssignors:            c.GroupConsumerAssignors,
+		OffsetsRetention:             time.Duration(c.OffsetsRetentionMinutes) * time.Minute,
+		StreamsSessionTimeout:        ms(int64(c.GroupStreamsSessionTimeoutMs)),
+		StreamsInitialRebalanceDelay: ms(int64(c.GroupStreamsInitialRebalanceDelayMs)),
+		StreamsHeartbeatInterval:     ms(int64(c.GroupStreamsHeartbeatIntervalMs)),
+		StreamsMaxSize:               int(c.GroupStreamsMaxSize),
+		StreamsNumStandbyReplicas:    int(c.GroupStreamsNumStandbyReplicas),
 		// Kafka 4.4's defaults of group.streams.task.offset.interval.ms
 		// and group.streams.acceptable.recovery.lag (not configurable here).
 		StreamsTaskOffsetInterval:    time.Minute,
@@ -239,6 +240,8 @@ func (s *Server) groupSettings(id string) group.Settings {
 			st.StreamsSessionTimeout = ms(n)
 		case "streams.heartbeat.interval.ms":
 			st.StreamsHeartbeatInterval = ms(n)
+		case "streams.initial.rebalance.delay.ms":
+			st.StreamsInitialRebalanceDelay = ms(n)
 		case "streams.num.standby.replicas":
 			st.StreamsNumStandbyReplicas = int(n)
 		}

@@ -6,10 +6,12 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/brokertest"
+	"sharq/config"
 )
 
 // Streams groups (KIP-1071) at the wire: franz-go has no streams client,
@@ -75,6 +77,7 @@ type streamsMember struct {
 	process string
 	epoch   int32
 	active  map[string][]int32
+	standby int // standby tasks held
 }
 
 func (m *streamsMember) beat(mut func(*kmsg.StreamsGroupHeartbeatRequest)) *kmsg.StreamsGroupHeartbeatResponse {
@@ -93,6 +96,10 @@ func (m *streamsMember) beat(mut func(*kmsg.StreamsGroupHeartbeatRequest)) *kmsg
 			m.active = map[string][]int32{}
 			for _, ts := range resp.ActiveTasks {
 				m.active[ts.SubtopologyID] = ts.Partitions
+			}
+			m.standby = 0
+			for _, ts := range resp.StandbyTasks {
+				m.standby += len(ts.Partitions)
 			}
 		}
 	}
@@ -142,7 +149,8 @@ func statusCodes(r *kmsg.StreamsGroupHeartbeatResponse) []int8 {
 // listed and typed, and it can be deleted once both left.
 func TestStreamsGroupLifecycle(t *testing.T) {
 	t.Parallel()
-	b := brokertest.New(t)
+	// No initial rebalance delay: the first assignment comes at once.
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
 	ctx := testCtx(t)
 	adm := newAdmin(t, b)
 	mustCreateTopic(t, adm, "words", 4, nil)
@@ -303,7 +311,8 @@ func TestStreamsGroupStatusAndErrors(t *testing.T) {
 	raw := newStreamsConn(t, b)
 	m := &streamsMember{t: t, cl: raw, group: "app", id: "m1", process: "p1"}
 	r := m.join("app", "absent")
-	if r.ErrorCode != 0 || len(r.Status) != 1 || r.Status[0].StatusCode != 1 || r.Status[0].StatusDetail != "Source topics absent are missing." {
+	// A new group also waits out group.streams.initial.rebalance.delay.ms.
+	if r.ErrorCode != 0 || len(r.Status) != 2 || r.Status[0].StatusCode != 5 || r.Status[1].StatusCode != 1 || r.Status[1].StatusDetail != "Source topics absent are missing." {
 		t.Fatalf("missing source: %d %+v", r.ErrorCode, r.Status)
 	}
 	dreq := kmsg.NewPtrStreamsGroupDescribeRequest()
@@ -322,6 +331,12 @@ func TestStreamsGroupStatusAndErrors(t *testing.T) {
 		{"fenced epoch", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberEpoch = 99 }, kerr.FencedMemberEpoch.Code, ""},
 		{"unknown member", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberID = "ghost" }, kerr.UnknownMemberID.Code, ""},
 		{"topology after join", func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Topology = streamsTopology("app", "absent") }, kerr.InvalidRequest.Code, "Topology can only be provided when (re-)joining."},
+		{"internal topic in topology", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+			r.MemberEpoch, r.RebalanceTimeoutMillis, r.Topology = 0, 1000, streamsTopology("app", "__consumer_offsets")
+		}, kerr.StreamsInvalidTopology.Code, "Use of Kafka internal topics __consumer_offsets in a Kafka Streams topology is prohibited."},
+		{"invalid topic name", func(r *kmsg.StreamsGroupHeartbeatRequest) {
+			r.MemberEpoch, r.RebalanceTimeoutMillis, r.Topology = 0, 1000, streamsTopology("app", "bad name")
+		}, kerr.StreamsInvalidTopology.Code, "Topic names bad name are not valid topic names."},
 	} {
 		saved := m.epoch
 		r := m.beat(tc.mut)
@@ -357,5 +372,183 @@ func TestStreamsGroupStatusAndErrors(t *testing.T) {
 	sort.Strings(got)
 	if len(got) != 1 || got[0] != "app/streams/NotReady" {
 		t.Fatalf("list streams groups: %v", got)
+	}
+	// Without streams.version the protocol is off, as on Kafka.
+	uf := kmsg.NewPtrUpdateFeaturesRequest()
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType, u.AllowDowngrade = "streams.version", 0, 2, true
+	uf.FeatureUpdates = append(uf.FeatureUpdates, u)
+	if ur, err := uf.RequestWith(testCtx(t), cl); err != nil || ur.ErrorCode != 0 {
+		t.Fatalf("disable streams.version: %v %+v", err, ur)
+	}
+	if r := m.beat(nil); r.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("heartbeat with streams.version disabled: %d", r.ErrorCode)
+	}
+}
+
+// TestStreamsGroupACLs: as Kafka's KafkaApis, READ on the group, DESCRIBE on
+// every topic of a joining member's topology, and CREATE (cluster, else on
+// each topic) before the internal topics are created; without CREATE the
+// MISSING_INTERNAL_TOPICS detail says which topics were refused.
+func TestStreamsGroupACLs(t *testing.T) {
+	t.Parallel()
+	b := aclBroker(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
+	ctx := testCtx(t)
+	adm := kadm.NewClient(newClient(t, b, as("admin")))
+	mustCreateTopic(t, adm, "words", 2, nil)
+	allow := func(bld *kadm.ACLBuilder) {
+		t.Helper()
+		res, err := adm.CreateACLs(ctx, bld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+	}
+	alice := newClient(t, b, as("alice"))
+	if _, err := alice.Request(ctx, kmsg.NewPtrMetadataRequest()); err != nil {
+		t.Fatal(err)
+	}
+	br := alice.Broker(1)
+	join := func() *kmsg.StreamsGroupHeartbeatResponse {
+		t.Helper()
+		req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		req.Version, req.Group, req.MemberID, req.MemberEpoch = 1, "sg", "m1", 0
+		req.RebalanceTimeoutMillis = 30000
+		req.Topology = streamsTopology("sg", "words")
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		resp, err := br.Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*kmsg.StreamsGroupHeartbeatResponse)
+	}
+	if r := join(); r.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("no READ on the group: %d", r.ErrorCode)
+	}
+	allow(kadm.NewACLs().Groups("sg").Allow("User:alice").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral))
+	allow(kadm.NewACLs().Topics("words").Allow("User:alice").Operations(kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral))
+	if r := join(); r.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("no DESCRIBE on the internal topics: %d", r.ErrorCode)
+	}
+	allow(kadm.NewACLs().Topics("sg-").Allow("User:alice").Operations(kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternPrefixed))
+	r := join()
+	if r.ErrorCode != 0 || len(r.Status) != 1 || r.Status[0].StatusCode != 3 ||
+		r.Status[0].StatusDetail != "Internal topics are missing: sg-counts-changelog, sg-dedup-changelog, sg-rep-repartition; Unauthorized to CREATE on topics sg-counts-changelog, sg-dedup-changelog, sg-rep-repartition." {
+		t.Fatalf("no CREATE: %d %+v", r.ErrorCode, r.Status)
+	}
+	if td, _ := adm.ListTopics(ctx); td.Has("sg-rep-repartition") {
+		t.Fatal("internal topic created without CREATE")
+	}
+	allow(kadm.NewACLs().Topics("sg-").Allow("User:alice").Operations(kadm.OpCreate).ResourcePatternType(kadm.ACLPatternPrefixed))
+	if r = join(); r.ErrorCode != 0 || len(r.Status) != 1 || r.Status[0].StatusDetail != "Internal topics are missing: sg-counts-changelog, sg-dedup-changelog, sg-rep-repartition" {
+		t.Fatalf("with CREATE: %d %+v", r.ErrorCode, r.Status)
+	}
+	// A new client: kgo answers a repeated Metadata request from its cache.
+	fresh := kadm.NewClient(newClient(t, b, as("admin")))
+	if td, err := fresh.ListTopics(ctx); err != nil || !td.Has("sg-rep-repartition") || !td.Has("sg-counts-changelog") {
+		t.Fatalf("internal topics not created: %v %v", td.Names(), err)
+	}
+}
+
+// TestStreamsGroupAfterRestart: membership is not stored, so after a broker
+// restart a member's next heartbeat gets UNKNOWN_MEMBER_ID; it rejoins with
+// its topology (as the Streams client does), gets its tasks back, and the
+// offsets it committed before the restart are still there.
+func TestStreamsGroupAfterRestart(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "words", 2, nil)
+	m := &streamsMember{t: t, cl: newStreamsConn(t, b), group: "rs", id: "m1", process: "p1"}
+	m.join("rs", "words")
+	if r := m.beat(nil); r.ErrorCode != 0 || taskCount(m.active) != 4 {
+		t.Fatalf("before restart: %d %v", r.ErrorCode, m.active)
+	}
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version, oc.Group, oc.MemberID, oc.Generation = 9, "rs", m.id, m.epoch
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "words", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 1, Offset: 42}}}}
+	if resp := m.cl.do(oc).(*kmsg.OffsetCommitResponse); resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %d", resp.Topics[0].Partitions[0].ErrorCode)
+	}
+
+	b.Restart()
+	m.cl = newStreamsConn(t, b)
+	if r := m.beat(nil); r.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("heartbeat after restart: %d, want UNKNOWN_MEMBER_ID", r.ErrorCode)
+	}
+	if r := m.join("rs", "words"); r.ErrorCode != 0 || taskCount(m.active) != 4 || len(r.Status) != 0 {
+		t.Fatalf("rejoin: %d %+v %v", r.ErrorCode, r.Status, m.active)
+	}
+	offs, err := newAdmin(t, b).FetchOffsets(testCtx(t), "rs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup("words", 1); !ok || o.At != 42 {
+		t.Fatalf("offsets after restart: %+v", offs)
+	}
+}
+
+// TestStreamsGroupConfigs: the group configs streams.num.standby.replicas
+// and streams.heartbeat.interval.ms (kafka-configs --entity-type groups)
+// apply to the group, within the broker's group.streams.* bounds.
+func TestStreamsGroupConfigs(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
+	cl := newClient(t, b)
+	ctx := testCtx(t)
+	mustCreateTopic(t, newAdmin(t, b), "words", 2, nil)
+	alter := func(name, value string) int16 {
+		t.Helper()
+		r := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "sb"
+		rr.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: name, Value: &value}}
+		r.Resources = append(r.Resources, rr)
+		resp, err := r.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Resources[0].ErrorCode
+	}
+	if code := alter("streams.num.standby.replicas", "3"); code != kerr.InvalidConfig.Code {
+		t.Fatalf("standby replicas above group.streams.max.standby.replicas: %d", code)
+	}
+	if code := alter("streams.heartbeat.interval.ms", "1000"); code != kerr.InvalidConfig.Code {
+		t.Fatalf("heartbeat interval below group.streams.min.heartbeat.interval.ms: %d", code)
+	}
+	for name, v := range map[string]string{"streams.num.standby.replicas": "1", "streams.heartbeat.interval.ms": "7000"} {
+		if code := alter(name, v); code != 0 {
+			t.Fatalf("%s=%s: %d", name, v, code)
+		}
+	}
+	raw := newStreamsConn(t, b)
+	members := []*streamsMember{
+		{t: t, cl: raw, group: "sb", id: "a", process: "pa"},
+		{t: t, cl: raw, group: "sb", id: "b", process: "pb"},
+	}
+	for _, m := range members {
+		if r := m.join("sb", "words"); r.ErrorCode != 0 || r.HeartbeatIntervalMillis != 7000 {
+			t.Fatalf("join %s: %d interval %d", m.id, r.ErrorCode, r.HeartbeatIntervalMillis)
+		}
+	}
+	// Let both reconcile; each ends with standbys of the other's tasks.
+	for round := 0; round < 4; round++ {
+		for _, m := range members {
+			m.report()
+		}
+	}
+	standbys := 0
+	for _, m := range members {
+		standbys += m.standby
+		if taskCount(m.active) != 2 || m.standby != 2 {
+			t.Fatalf("member %s: active %v, %d standbys", m.id, m.active, m.standby)
+		}
+	}
+	if standbys != 4 {
+		t.Fatalf("%d standby tasks, want one per task", standbys)
 	}
 }

@@ -248,6 +248,12 @@ func (s *Server) uiConsumerGroups(hw map[group.TopicPartition]uiPartition) []uiG
 					g.Members = append(g.Members, uiMember{ID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost})
 				}
 			}
+		case group.TypeStreams:
+			if d, err := s.coord.groups.DescribeStreams(o.ID); err == nil {
+				for _, m := range d.Members {
+					g.Members = append(g.Members, uiMember{ID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost})
+				}
+			}
 		default:
 			if d, err := s.coord.groups.DescribeClassic(o.ID); err == nil {
 				for _, m := range d.Members {

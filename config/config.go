@@ -136,15 +136,16 @@ type Config struct {
 	GroupCoordinatorRebalanceProtocols   []string // group.coordinator.rebalance.protocols
 
 	// KIP-1071 streams groups.
-	GroupStreamsSessionTimeoutMs       int32 // group.streams.session.timeout.ms
-	GroupStreamsMinSessionTimeoutMs    int32 // group.streams.min.session.timeout.ms
-	GroupStreamsMaxSessionTimeoutMs    int32 // group.streams.max.session.timeout.ms
-	GroupStreamsHeartbeatIntervalMs    int32 // group.streams.heartbeat.interval.ms
-	GroupStreamsMinHeartbeatIntervalMs int32 // group.streams.min.heartbeat.interval.ms
-	GroupStreamsMaxHeartbeatIntervalMs int32 // group.streams.max.heartbeat.interval.ms
-	GroupStreamsMaxSize                int32 // group.streams.max.size
-	GroupStreamsNumStandbyReplicas     int32 // group.streams.num.standby.replicas
-	GroupStreamsMaxStandbyReplicas     int32 // group.streams.max.standby.replicas
+	GroupStreamsSessionTimeoutMs        int32 // group.streams.session.timeout.ms
+	GroupStreamsMinSessionTimeoutMs     int32 // group.streams.min.session.timeout.ms
+	GroupStreamsMaxSessionTimeoutMs     int32 // group.streams.max.session.timeout.ms
+	GroupStreamsHeartbeatIntervalMs     int32 // group.streams.heartbeat.interval.ms
+	GroupStreamsMinHeartbeatIntervalMs  int32 // group.streams.min.heartbeat.interval.ms
+	GroupStreamsMaxHeartbeatIntervalMs  int32 // group.streams.max.heartbeat.interval.ms
+	GroupStreamsMaxSize                 int32 // group.streams.max.size
+	GroupStreamsNumStandbyReplicas      int32 // group.streams.num.standby.replicas
+	GroupStreamsMaxStandbyReplicas      int32 // group.streams.max.standby.replicas
+	GroupStreamsInitialRebalanceDelayMs int32 // group.streams.initial.rebalance.delay.ms
 
 	// KIP-932 share groups (group coordinator side).
 	GroupShareMaxSize                 int32    // group.share.max.size

@@ -74,11 +74,11 @@ var groupKeys = []*groupKey{
 	{name: "streams.num.standby.replicas", typ: TypeInt, broker: "group.streams.num.standby.replicas", valid: atLeast(0),
 		maxKey: "group.streams.max.standby.replicas",
 		doc:    "The number of standby replicas for each task."},
+	{name: "streams.initial.rebalance.delay.ms", typ: TypeInt, broker: "group.streams.initial.rebalance.delay.ms", valid: atLeast(0),
+		doc: "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."},
 	// The remaining streams keys are described with Kafka's defaults so
 	// that tools list the same names; sharq assigns at once and does not
 	// use them.
-	{name: "streams.initial.rebalance.delay.ms", typ: TypeInt, def: "3000", valid: atLeast(0),
-		doc: "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."},
 	{name: "streams.assignment.interval.ms", typ: TypeInt, def: "1000", valid: between(0, 15000),
 		doc: "The interval between assignment updates for a streams group."},
 	{name: "streams.assignor.offload.enable", typ: TypeBoolean, def: "true",

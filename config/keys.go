@@ -333,7 +333,7 @@ func brokerKeyTable() []*keyDef {
 		newKey("group.coordinator.background.threads", TypeInt, "2", "Group coordinator background threads.").ignored().check(atLeast(1)),
 		newKey("group.coordinator.append.linger.ms", TypeInt, "-1", "Group coordinator write linger.").ignored().check(atLeast(-1)),
 		newKey("group.coordinator.cached.buffer.max.bytes", TypeInt, "1048588", "Group coordinator buffer cache.").ignored().dyn().check(atLeast(524288)),
-		newKey("group.coordinator.rebalance.protocols", TypeList, "classic,consumer,streams", "Deprecated in Kafka 4.3: the enabled rebalance protocols.").
+		newKey("group.coordinator.rebalance.protocols", TypeList, "classic,consumer,streams", "Deprecated in Kafka 4.3: the enabled rebalance protocols. sharq, as Kafka 4.4, turns streams groups off without streams; the other protocols are always on.").
 			bind(func(c *Config) any { return &c.GroupCoordinatorRebalanceProtocols }).check(listIn(false, "classic", "consumer", "streams", "share")),
 		newKey("group.initial.rebalance.delay.ms", TypeInt, "3000", "How long the coordinator waits for more members to join a new classic group before the first rebalance.").
 			bind(func(c *Config) any { return &c.GroupInitialRebalanceDelayMs }),
@@ -388,6 +388,8 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.GroupStreamsNumStandbyReplicas }).check(atLeast(0)),
 		newKey("group.streams.max.standby.replicas", TypeInt, "2", "The maximum allowed value of the group config streams.num.standby.replicas.").
 			bind(func(c *Config) any { return &c.GroupStreamsMaxStandbyReplicas }).check(atLeast(0)),
+		newKey("group.streams.initial.rebalance.delay.ms", TypeInt, "3000", "How long the coordinator waits for more members to join a new streams group before its first task assignment.").
+			bind(func(c *Config) any { return &c.GroupStreamsInitialRebalanceDelayMs }).check(atLeast(0)),
 
 		// --- Share groups (KIP-932) ---
 		newKey("group.share.max.size", TypeInt, "200", "The maximum number of members of a share group.").

@@ -11,7 +11,6 @@ var pendingKeys = []string{
 	// apply; classic/consumer conversion is not implemented.
 	"group.consumer.assignment.interval.ms", "group.consumer.max.assignment.interval.ms",
 	"group.consumer.migration.policy", "group.consumer.min.assignment.interval.ms",
-	"group.coordinator.rebalance.protocols",
 	// The share group coordinator also assigns at once and has only the
 	// simple assignor.
 	"group.share.assignment.interval.ms", "group.share.assignors",

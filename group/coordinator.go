@@ -40,7 +40,10 @@ type Settings struct {
 	ConsumerMaxSize           int
 	ConsumerAssignors         []string // first = default; "uniform", "range"
 	// Streams protocol (KIP-1071).
-	StreamsSessionTimeout        time.Duration
+	StreamsSessionTimeout time.Duration
+	// StreamsInitialRebalanceDelay defers a new streams group's first
+	// task assignment (ASSIGNMENT_DELAYED) so that more members can join.
+	StreamsInitialRebalanceDelay time.Duration
 	StreamsHeartbeatInterval     time.Duration
 	StreamsMaxSize               int
 	StreamsNumStandbyReplicas    int
@@ -54,18 +57,19 @@ type Settings struct {
 // DefaultSettings are Kafka 4.4's defaults.
 func DefaultSettings() Settings {
 	return Settings{
-		InitialRebalanceDelay:     3 * time.Second,
-		MinSessionTimeout:         6 * time.Second,
-		MaxSessionTimeout:         30 * time.Minute,
-		MaxSize:                   1<<31 - 1,
-		ConsumerSessionTimeout:    45 * time.Second,
-		ConsumerHeartbeatInterval: 5 * time.Second,
-		ConsumerMaxSize:           1<<31 - 1,
-		ConsumerAssignors:         []string{"uniform", "range"},
-		StreamsSessionTimeout:     45 * time.Second,
-		StreamsHeartbeatInterval:  5 * time.Second,
-		StreamsMaxSize:            1<<31 - 1,
-		StreamsTaskOffsetInterval: time.Minute,
+		InitialRebalanceDelay:        3 * time.Second,
+		MinSessionTimeout:            6 * time.Second,
+		MaxSessionTimeout:            30 * time.Minute,
+		MaxSize:                      1<<31 - 1,
+		ConsumerSessionTimeout:       45 * time.Second,
+		ConsumerHeartbeatInterval:    5 * time.Second,
+		ConsumerMaxSize:              1<<31 - 1,
+		ConsumerAssignors:            []string{"uniform", "range"},
+		StreamsSessionTimeout:        45 * time.Second,
+		StreamsInitialRebalanceDelay: 3 * time.Second,
+		StreamsHeartbeatInterval:     5 * time.Second,
+		StreamsMaxSize:               1<<31 - 1,
+		StreamsTaskOffsetInterval:    time.Minute,
 		// Kafka's group.streams.acceptable.recovery.lag.
 		StreamsAcceptableRecoveryLag: 10000,
 		OffsetsRetention:             7 * 24 * time.Hour,

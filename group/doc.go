@@ -2,7 +2,10 @@
 // (JoinGroup/SyncGroup/Heartbeat/LeaveGroup with the states Empty,
 // PreparingRebalance, CompletingRebalance, Stable and Dead), KIP-848
 // consumer groups (member epochs, server-side assignors, incremental
-// reconciliation) and the committed offsets of both.
+// reconciliation), KIP-1071 streams groups (topologies checked against the
+// topics, internal topics to create, a sticky task assignor, the same
+// revoke-before-reassign reconciliation; streams.go) and the committed
+// offsets of all of them.
 //
 // It knows no wire format: the broker decodes requests and calls the
 // Coordinator with plain Go values, and maps the sentinel errors to Kafka
@@ -21,8 +24,10 @@
 // deletions write under both. Lock order: io stripe, then mu.
 //
 // Durability: committed offsets are written through an OffsetStore before
-// OffsetCommit answers. Group membership is not stored: after a restart
-// members rejoin, as they do in Kafka after a coordinator moves.
+// OffsetCommit answers. Group membership (and a streams group's topology)
+// is not stored: after a restart members get UNKNOWN_MEMBER_ID and rejoin
+// (streams members with their topology), as they do in Kafka after a
+// coordinator moves.
 //
 // Offset store format (pebble, shared <log.dirs>/state, prefix "g/"):
 //

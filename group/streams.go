@@ -129,6 +129,9 @@ type streamsGroup struct {
 	// (SHUTDOWN_APPLICATION for every member until the group empties).
 	shutdown      bool
 	endpointEpoch int32
+	// delayUntil is when a new group's first assignment may be computed
+	// (group.streams.initial.rebalance.delay.ms); zero once done.
+	delayUntil time.Time
 }
 
 func (g *streamsGroup) shutdownLocked() {
@@ -260,6 +263,9 @@ func (c *Coordinator) streamsHeartbeat(req StreamsHeartbeatRequest) (StreamsHear
 			return StreamsHeartbeatResult{}, withMsg(ErrUnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, req.Group))
 		}
 		g = &streamsGroup{c: c, id: req.Group, members: map[string]*streamsMember{}, static: map[string]string{}, target: map[string]streamsTarget{}}
+		if st.StreamsInitialRebalanceDelay > 0 {
+			g.delayUntil = c.clock.Now().Add(st.StreamsInitialRebalanceDelay)
+		}
 		c.mu.streams[req.Group] = g
 	}
 	topics := c.topics()
@@ -335,12 +341,12 @@ func (c *Coordinator) streamsHeartbeat(req StreamsHeartbeatRequest) (StreamsHear
 			return StreamsHeartbeatResult{}, withMsg(ErrUnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, req.Group))
 		}
 		if req.MemberEpoch > m.epoch {
-			return StreamsHeartbeatResult{}, withMsg(ErrFencedMemberEpoch, fmt.Sprintf("The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its tasks and rejoin.", req.MemberEpoch, m.epoch))
+			return StreamsHeartbeatResult{}, withMsg(ErrFencedMemberEpoch, fmt.Sprintf("The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch))
 		}
 		if req.MemberEpoch < m.epoch {
 			owned := req.Active != nil && taskSetFrom(req.Active).subsetOf(m.active)
 			if req.MemberEpoch != m.prevEpoch || (req.Active != nil && !owned) {
-				return StreamsHeartbeatResult{}, withMsg(ErrFencedMemberEpoch, fmt.Sprintf("The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its tasks and rejoin.", req.MemberEpoch, m.epoch))
+				return StreamsHeartbeatResult{}, withMsg(ErrFencedMemberEpoch, fmt.Sprintf("The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch))
 			}
 		}
 	}
@@ -380,20 +386,41 @@ func (c *Coordinator) streamsHeartbeat(req StreamsHeartbeatRequest) (StreamsHear
 	if bump {
 		g.bumpLocked(topics, st)
 	}
+	if !g.delayUntil.IsZero() && !c.clock.Now().Before(g.delayUntil) {
+		// The initial delay is over: a new epoch with the first real
+		// assignment (Kafka bumps the epoch here too).
+		g.delayUntil = time.Time{}
+		g.bumpLocked(topics, st)
+	}
+	prevActive, prevStandby, prevWarmup := m.active, m.standby, m.warmup
 	var owned *streamsOwned
 	if req.Active != nil {
 		owned = &streamsOwned{active: taskSetFrom(req.Active), standby: taskSetFrom(req.Standby), warmup: taskSetFrom(req.Warmup)}
 	}
 	g.reconcileLocked(m, owned)
 	g.scheduleSessionLocked(m, st.StreamsSessionTimeout)
+	changed := !m.active.equal(prevActive) || !m.standby.equal(prevStandby) || !m.warmup.equal(prevWarmup)
+	if changed && m.endpoint != nil {
+		// Interactive Queries map endpoints to partitions: every member
+		// learns the new map with its next heartbeat.
+		g.endpointEpoch++
+	}
 
 	res := StreamsHeartbeatResult{
 		MemberID: m.id, MemberEpoch: m.epoch,
-		HeartbeatInterval:     st.StreamsHeartbeatInterval,
-		TaskOffsetInterval:    st.StreamsTaskOffsetInterval,
-		AcceptableRecoveryLag: st.StreamsAcceptableRecoveryLag,
-		Active:                m.active.toMap(), Standby: m.standby.toMap(), Warmup: m.warmup.toMap(),
+		HeartbeatInterval:        st.StreamsHeartbeatInterval,
+		TaskOffsetInterval:       st.StreamsTaskOffsetInterval,
+		AcceptableRecoveryLag:    st.StreamsAcceptableRecoveryLag,
 		EndpointInformationEpoch: g.endpointEpoch,
+	}
+	// As Kafka 4.4, the tasks are sent when the member joins or its tasks
+	// changed; otherwise they are left out (null: unchanged), a new member
+	// epoch included.
+	if req.MemberEpoch == JoinEpoch || changed {
+		res.Active, res.Standby, res.Warmup = m.active.toMap(), m.standby.toMap(), m.warmup.toMap()
+	}
+	if !g.delayUntil.IsZero() {
+		res.Status = append(res.Status, StreamsStatus{Code: StreamsStatusAssignmentDelayed, Detail: "Assignment delayed due to the configured initial rebalance delay."})
 	}
 	if g.configured != nil && g.configured.status != nil {
 		res.Status = append(res.Status, *g.configured.status)
@@ -436,6 +463,11 @@ func sameTopology(a, b *StreamsTopology) bool {
 // at once: every task of a ready topology, none while it is not ready.
 func (g *streamsGroup) bumpLocked(topics map[string]TopicInfo, st Settings) {
 	g.epoch++
+	if !g.delayUntil.IsZero() && g.assignmentEpoch > 0 {
+		// Within the initial rebalance delay only the first epoch gets a
+		// (task-less) assignment; the rest wait for the delay to end.
+		return
+	}
 	if len(g.members) == 0 {
 		// An empty group forgets the shutdown request and may take a new
 		// topology from its next member.
@@ -446,7 +478,7 @@ func (g *streamsGroup) bumpLocked(topics map[string]TopicInfo, st Settings) {
 		g.configured = configureTopology(g.topology, topics)
 	}
 	var tasks map[string]int32
-	if g.configured != nil && g.configured.ready {
+	if g.configured != nil && g.configured.ready && g.delayUntil.IsZero() {
 		tasks = g.configured.tasks
 	}
 	members := make([]streamsAssignMember, 0, len(g.members))
@@ -719,8 +751,7 @@ func (c *Coordinator) DescribeStreams(id string) (StreamsDescription, error) {
 	}
 	d := StreamsDescription{ID: id, State: g.stateLocked(), Epoch: g.epoch, AssignmentEpoch: g.assignmentEpoch, Assignor: StreamsAssignorName}
 	if g.topology != nil {
-		t := *g.topology
-		d.Topology = &t
+		d.Topology = g.describedTopologyLocked()
 	}
 	ids := make([]string, 0, len(g.members))
 	for mid := range g.members {
@@ -806,4 +837,29 @@ func (g *streamsGroup) validateFetchLocked(memberID string, epoch int32) error {
 // deleted or its offsets expire.
 func (c *Coordinator) streamsHeldLocked(id string) bool {
 	return c.mu.streams[id] != nil
+}
+
+// describedTopologyLocked is the group's topology as Kafka describes it:
+// internal topics with the partition counts the coordinator decided.
+func (g *streamsGroup) describedTopologyLocked() *StreamsTopology {
+	t := &StreamsTopology{Epoch: g.topology.Epoch}
+	decided := func(in []StreamsTopicInfo) []StreamsTopicInfo {
+		out := make([]StreamsTopicInfo, len(in))
+		copy(out, in)
+		if g.configured == nil {
+			return out
+		}
+		for i := range out {
+			if p, ok := g.configured.internal[out[i].Name]; ok && out[i].Partitions == 0 {
+				out[i].Partitions = p
+			}
+		}
+		return out
+	}
+	for _, s := range g.topology.Subtopologies {
+		s.StateChangelogTopics = decided(s.StateChangelogTopics)
+		s.RepartitionSourceTopics = decided(s.RepartitionSourceTopics)
+		t.Subtopologies = append(t.Subtopologies, s)
+	}
+	return t
 }

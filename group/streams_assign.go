@@ -85,17 +85,21 @@ func assignStreamsSticky(members []streamsAssignMember, tasks map[string]int32, 
 	for _, m := range members {
 		out[m.id] = streamsTarget{active: taskSet{}, standby: taskSet{}}
 	}
+	// Tasks in partition order, then subtopology: 0_0, 1_0, 0_1, 1_1, ...
+	// so that a member keeping its share keeps a slice of every
+	// subtopology, as Kafka's sticky assignor ends up doing.
 	var all []taskKey
-	subs := make([]string, 0, len(tasks))
-	for s := range tasks {
-		subs = append(subs, s)
-	}
-	sort.Strings(subs)
-	for _, s := range subs {
-		for p := int32(0); p < tasks[s]; p++ {
+	for s, n := range tasks {
+		for p := int32(0); p < n; p++ {
 			all = append(all, taskKey{s, p})
 		}
 	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].part != all[j].part {
+			return all[i].part < all[j].part
+		}
+		return all[i].sub < all[j].sub
+	})
 	n, k := len(all), len(members)
 	floor, extra := n/k, n%k // extra members may hold floor+1
 	load := map[string]int{}
@@ -127,8 +131,17 @@ func assignStreamsSticky(members []streamsAssignMember, tasks map[string]int32, 
 			}
 		}
 	}
-	// The rest go to the least loaded member (ties: the member id order).
-	for _, t := range all {
+	// The rest go to the least loaded member (ties: the member id order),
+	// subtopology by subtopology, so that each member gets a share of
+	// every subtopology rather than all of one.
+	bySub := append([]taskKey(nil), all...)
+	sort.Slice(bySub, func(i, j int) bool {
+		if bySub[i].sub != bySub[j].sub {
+			return bySub[i].sub < bySub[j].sub
+		}
+		return bySub[i].part < bySub[j].part
+	})
+	for _, t := range bySub {
 		if assigned.has(t) {
 			continue
 		}

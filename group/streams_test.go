@@ -21,6 +21,7 @@ func newStreamsFixture(t *testing.T, topics map[string]int32) *streamsFixture {
 	t.Helper()
 	f := &streamsFixture{clk: NewFakeClock(time.Unix(1_700_000_000, 0)), topics: map[string]TopicInfo{}, st: DefaultSettings()}
 	f.st.StreamsSessionTimeout = 10 * time.Second
+	f.st.StreamsInitialRebalanceDelay = 0
 	for n, p := range topics {
 		f.addTopic(n, p)
 	}
@@ -70,19 +71,6 @@ func streamsJoin(id, process string, t *StreamsTopology) StreamsHeartbeatRequest
 
 func beat(id string, epoch int32) StreamsHeartbeatRequest {
 	return StreamsHeartbeatRequest{Group: "app", MemberID: id, MemberEpoch: epoch, RebalanceTimeout: -1}
-}
-
-func owning(id string, res StreamsHeartbeatResult) StreamsHeartbeatRequest {
-	r := beat(id, res.MemberEpoch)
-	r.Active, r.Standby, r.Warmup = res.Active, res.Standby, res.Warmup
-	if r.Active == nil {
-		r.Active = map[string][]int32{}
-	}
-	if r.Standby == nil {
-		r.Standby = map[string][]int32{}
-	}
-	r.Warmup = map[string][]int32{}
-	return r
 }
 
 func count(m map[string][]int32) int {
@@ -247,51 +235,99 @@ func checkAssignment(t *testing.T, members []streamsAssignMember, out map[string
 	}
 }
 
+// streamsClient is a member as the Streams client keeps it: the tasks it
+// holds change only when a heartbeat answer carries them.
+type streamsClient struct {
+	t               *testing.T
+	c               *Coordinator
+	id, process     string
+	epoch           int32
+	active, standby map[string][]int32
+	last            StreamsHeartbeatResult
+}
+
+func (m *streamsClient) apply(r StreamsHeartbeatResult) StreamsHeartbeatResult {
+	m.last = r
+	if r.Err != nil {
+		return r
+	}
+	m.epoch = r.MemberEpoch
+	if r.Active != nil {
+		m.active, m.standby = r.Active, r.Standby
+	}
+	return r
+}
+
+func (m *streamsClient) join(topo *StreamsTopology) StreamsHeartbeatResult {
+	return m.apply(m.c.StreamsHeartbeat(streamsJoin(m.id, m.process, topo)))
+}
+
+// beat is a heartbeat that reports nothing new.
+func (m *streamsClient) beat() StreamsHeartbeatResult {
+	return m.apply(m.c.StreamsHeartbeat(beat(m.id, m.epoch)))
+}
+
+// report is a heartbeat with the tasks the member holds (it revoked what
+// it was told to give up).
+func (m *streamsClient) report() StreamsHeartbeatResult {
+	r := beat(m.id, m.epoch)
+	r.Active, r.Standby, r.Warmup = orEmptyTasks(m.active), orEmptyTasks(m.standby), map[string][]int32{}
+	return m.apply(m.c.StreamsHeartbeat(r))
+}
+
+func orEmptyTasks(m map[string][]int32) map[string][]int32 {
+	if m == nil {
+		return map[string][]int32{}
+	}
+	return m
+}
+
 // TestStreamsReconciliation walks a group through internal topic creation,
 // a second member joining (revocation before reassignment, member epochs),
 // fencing, a session timeout and a leave.
 func TestStreamsReconciliation(t *testing.T) {
 	f := newStreamsFixture(t, map[string]int32{"in": 2})
 	c := f.c
-	a := c.StreamsHeartbeat(streamsJoin("a", "pa", wordCount()))
-	if a.Err != nil || a.MemberEpoch != 1 || count(a.Active) != 0 || len(a.Status) != 1 || a.Status[0].Code != StreamsStatusMissingInternalTopics || len(a.CreateTopics) != 3 {
-		t.Fatalf("a joins: %+v", a)
+	a := &streamsClient{t: t, c: c, id: "a", process: "pa"}
+	b := &streamsClient{t: t, c: c, id: "b", process: "pb"}
+	r := a.join(wordCount())
+	if r.Err != nil || r.MemberEpoch != 1 || count(r.Active) != 0 || len(r.Status) != 1 || r.Status[0].Code != StreamsStatusMissingInternalTopics || len(r.CreateTopics) != 3 {
+		t.Fatalf("a joins: %+v", r)
 	}
 	if d, _ := c.DescribeStreams("app"); d.State != "NotReady" {
 		t.Fatalf("state %s, want NotReady", d.State)
 	}
-	for _, it := range a.CreateTopics {
+	for _, it := range r.CreateTopics {
 		if it.Name == "app-a-changelog" && (it.Configs["cleanup.policy"] != "compact" || it.Partitions != 2 || it.ReplicationFactor != -1) {
 			t.Fatalf("changelog to create: %+v", it)
 		}
 	}
-	f.create(a)
-	a = c.StreamsHeartbeat(beat("a", 1))
-	if a.Err != nil || a.MemberEpoch != 2 || count(a.Active) != 4 || len(a.Status) != 0 {
-		t.Fatalf("a once the topics exist: %+v", a)
+	f.create(r)
+	if r = a.beat(); r.Err != nil || r.MemberEpoch != 2 || count(a.active) != 4 || len(r.Status) != 0 {
+		t.Fatalf("a once the topics exist: %+v", r)
 	}
-	b := c.StreamsHeartbeat(streamsJoin("b", "pb", wordCount()))
-	if b.Err != nil || b.MemberEpoch != 3 || count(b.Active) != 0 {
-		t.Fatalf("b joins: %+v (its tasks are still a's)", b)
+	// Unchanged: the answer leaves the tasks out.
+	if r = a.beat(); r.Active != nil || r.MemberEpoch != 2 {
+		t.Fatalf("a unchanged: %+v", r)
+	}
+	if r = b.join(wordCount()); r.Err != nil || r.MemberEpoch != 3 || count(b.active) != 0 {
+		t.Fatalf("b joins: %+v (its tasks are still a's)", r)
 	}
 	if d, _ := c.DescribeStreams("app"); d.State != "Reconciling" {
 		t.Fatalf("state %s, want Reconciling", d.State)
 	}
-	a = c.StreamsHeartbeat(beat("a", 2))
-	if a.MemberEpoch != 2 || count(a.Active) != 2 {
-		t.Fatalf("a revoking: %+v", a)
+	if r = a.beat(); a.epoch != 2 || count(a.active) != 2 {
+		t.Fatalf("a revoking: %+v", r)
 	}
 	// Without a's report nothing moves.
-	if b = c.StreamsHeartbeat(beat("b", 3)); count(b.Active) != 0 {
-		t.Fatalf("b got unrevoked tasks: %+v", b)
+	if b.beat(); count(b.active) != 0 {
+		t.Fatalf("b got unrevoked tasks: %v", b.active)
 	}
-	a = c.StreamsHeartbeat(owning("a", a))
-	if a.MemberEpoch != 3 || count(a.Active) != 2 {
-		t.Fatalf("a after revoking: %+v", a)
+	if r = a.report(); a.epoch != 3 || count(a.active) != 2 {
+		t.Fatalf("a after revoking: %+v", r)
 	}
-	b = c.StreamsHeartbeat(beat("b", 3))
-	if count(b.Active) != 2 {
-		t.Fatalf("b after release: %+v", b)
+	if b.beat(); count(b.active) != 2 {
+		t.Fatalf("b after release: %v", b.active)
 	}
 	if d, _ := c.DescribeStreams("app"); d.State != "Stable" || d.Epoch != 3 || d.AssignmentEpoch != 3 || len(d.Members) != 2 {
 		t.Fatalf("describe: %+v", d)
@@ -301,19 +337,20 @@ func TestStreamsReconciliation(t *testing.T) {
 	if r := c.StreamsHeartbeat(beat("a", 9)); !errors.Is(r.Err, ErrFencedMemberEpoch) {
 		t.Fatalf("epoch ahead: %v", r.Err)
 	}
-	if r := c.StreamsHeartbeat(owning("a", StreamsHeartbeatResult{MemberEpoch: 2, Active: a.Active})); r.Err != nil {
+	behind := beat("a", 2)
+	behind.Active, behind.Standby, behind.Warmup = a.active, map[string][]int32{}, map[string][]int32{}
+	if r := c.StreamsHeartbeat(behind); r.Err != nil {
 		t.Fatalf("previous epoch with owned tasks: %v", r.Err)
 	}
 	// b stops heartbeating: a gets everything back.
 	for i := 0; i < 3; i++ {
 		f.clk.Advance(4 * time.Second)
-		c.StreamsHeartbeat(beat("a", 3))
+		a.beat()
 	}
-	a = c.StreamsHeartbeat(beat("a", 3))
-	if a.Err != nil || a.MemberEpoch != 4 || count(a.Active) != 4 {
-		t.Fatalf("a after b expired: %+v", a)
+	if a.epoch != 4 || count(a.active) != 4 {
+		t.Fatalf("a after b expired: epoch %d tasks %v", a.epoch, a.active)
 	}
-	if r := c.StreamsHeartbeat(beat("b", 3)); !errors.Is(r.Err, ErrUnknownMemberID) {
+	if r := b.beat(); !errors.Is(r.Err, ErrUnknownMemberID) {
 		t.Fatalf("expired member: %v", r.Err)
 	}
 	if r := c.StreamsHeartbeat(beat("a", LeaveEpoch)); r.Err != nil || r.MemberEpoch != LeaveEpoch {
@@ -327,33 +364,69 @@ func TestStreamsReconciliation(t *testing.T) {
 	}
 }
 
+// TestStreamsInitialRebalanceDelay: a new group's first assignment waits
+// for the delay (ASSIGNMENT_DELAYED, member epoch held), then comes with a
+// new group epoch, as on Kafka 4.4.
+func TestStreamsInitialRebalanceDelay(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 2})
+	f.st.StreamsInitialRebalanceDelay = 3 * time.Second
+	a := &streamsClient{t: t, c: f.c, id: "a", process: "pa"}
+	r := a.join(wordCount())
+	codes := func(r StreamsHeartbeatResult) string {
+		var out []string
+		for _, s := range r.Status {
+			out = append(out, fmt.Sprint(s.Code))
+		}
+		return fmt.Sprint(out)
+	}
+	if r.MemberEpoch != 1 || codes(r) != "[5 3]" || r.Status[0].Detail != "Assignment delayed due to the configured initial rebalance delay." {
+		t.Fatalf("join: epoch %d status %+v", r.MemberEpoch, r.Status)
+	}
+	f.create(r)
+	f.clk.Advance(time.Second)
+	if r = a.beat(); r.MemberEpoch != 1 || codes(r) != "[5]" || count(a.active) != 0 {
+		t.Fatalf("topics made, still delayed: %+v", r)
+	}
+	if d, _ := f.c.DescribeStreams("app"); d.Epoch != 2 || d.AssignmentEpoch != 1 {
+		t.Fatalf("group epoch %d assignment epoch %d, want 2 and 1", d.Epoch, d.AssignmentEpoch)
+	}
+	f.clk.Advance(2 * time.Second)
+	if r = a.beat(); r.MemberEpoch != 3 || len(r.Status) != 0 || count(a.active) != 4 {
+		t.Fatalf("after the delay: %+v", r)
+	}
+}
+
 // TestStreamsStandbyAndProcesses: standby tasks (streams.num.standby.replicas)
-// go to another process than the active one, and a task moving between two
-// threads of one process waits for the first to let go.
+// go to another process than the active one.
 func TestStreamsStandbyAndProcesses(t *testing.T) {
 	f := newStreamsFixture(t, map[string]int32{"in": 2, "app-rep": 2, "app-a-changelog": 2, "app-b-changelog": 2})
 	f.st.StreamsNumStandbyReplicas = 1
-	c := f.c
-	a := c.StreamsHeartbeat(streamsJoin("a", "p1", wordCount()))
-	if count(a.Active) != 4 || count(a.Standby) != 0 {
-		t.Fatalf("a alone: %+v", a)
+	a := &streamsClient{t: t, c: f.c, id: "a", process: "p1"}
+	b := &streamsClient{t: t, c: f.c, id: "b", process: "p2"}
+	a.join(wordCount())
+	if count(a.active) != 4 || count(a.standby) != 0 {
+		t.Fatalf("a alone: %v %v", a.active, a.standby)
 	}
-	b := c.StreamsHeartbeat(streamsJoin("b", "p2", wordCount()))
-	a = c.StreamsHeartbeat(beat("a", a.MemberEpoch))
-	a = c.StreamsHeartbeat(owning("a", a))
-	b = c.StreamsHeartbeat(beat("b", b.MemberEpoch))
-	a = c.StreamsHeartbeat(owning("a", a))
-	if count(a.Active) != 2 || count(b.Active) != 2 || count(a.Standby) != 2 || count(b.Standby) != 2 {
-		t.Fatalf("a %+v / b %+v", a, b)
+	b.join(wordCount())
+	for i := 0; i < 3; i++ {
+		a.beat()
+		a.report()
+		b.report()
 	}
-	for s, ps := range a.Active {
+	if count(a.active) != 2 || count(b.active) != 2 || count(a.standby) != 2 || count(b.standby) != 2 {
+		t.Fatalf("a %v %v / b %v %v", a.active, a.standby, b.active, b.standby)
+	}
+	for s, ps := range a.active {
 		for _, p := range ps {
-			for _, q := range a.Standby[s] {
+			for _, q := range a.standby[s] {
 				if p == q {
 					t.Fatalf("task %s-%d active and standby on one process", s, p)
 				}
 			}
 		}
+	}
+	if d, _ := f.c.DescribeStreams("app"); d.State != "Stable" {
+		t.Fatalf("state %s", d.State)
 	}
 }
 
@@ -471,5 +544,129 @@ func TestStreamsOffsets(t *testing.T) {
 	}
 	if perr, err := c.DeleteOffsets("app", []TopicPartition{tp}); err != nil || perr[tp] != nil {
 		t.Fatalf("delete offsets of an empty group: %v %v", err, perr)
+	}
+}
+
+// FuzzStreamsHeartbeats drives a streams group with heartbeats built from
+// the fuzz input (topologies over a few topic names, joins, leaves, owned
+// task reports, epochs, clock steps) and checks that nothing panics and
+// that no task is ever held active by two members at once.
+func FuzzStreamsHeartbeats(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
+	f.Add([]byte{3, 3, 3, 0, 0, 0, 1, 1, 1, 2, 2, 2, 200, 100, 50, 25, 12, 6, 3, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fx := newStreamsFixture(t, map[string]int32{"a": 3, "b": 2, "c": 3})
+		pos := 0
+		next := func() int {
+			if pos >= len(data) {
+				return 0
+			}
+			pos++
+			return int(data[pos-1])
+		}
+		names := []string{"a", "b", "c", "r1", "r2", "x"}
+		topo := func() *StreamsTopology {
+			tp := &StreamsTopology{Epoch: int32(next() % 3)}
+			for i := 0; i < 1+next()%3; i++ {
+				s := StreamsSubtopology{ID: fmt.Sprint(i)}
+				for k := 0; k < 1+next()%2; k++ {
+					s.SourceTopics = append(s.SourceTopics, names[next()%len(names)])
+				}
+				if next()%2 == 0 {
+					s.RepartitionSinkTopics = []string{names[3+next()%2]}
+				}
+				if next()%2 == 0 {
+					s.RepartitionSourceTopics = []StreamsTopicInfo{{Name: names[3+next()%2], Partitions: int32(next()%3 - 1)}}
+				}
+				if next()%2 == 0 {
+					s.StateChangelogTopics = []StreamsTopicInfo{{Name: fmt.Sprintf("cl%d", i)}}
+				}
+				if next()%3 == 0 {
+					s.CopartitionGroups = [][]string{s.sourceNames()}
+				}
+				tp.Subtopologies = append(tp.Subtopologies, s)
+			}
+			return tp
+		}
+		members := []*streamsClient{
+			{t: t, c: fx.c, id: "m0", process: "p0"}, {t: t, c: fx.c, id: "m1", process: "p0"}, {t: t, c: fx.c, id: "m2", process: "p1"},
+		}
+		fx.st.StreamsNumStandbyReplicas = next() % 2
+		for steps := 0; steps < 40 && pos < len(data); steps++ {
+			m := members[next()%len(members)]
+			var r StreamsHeartbeatResult
+			switch next() % 6 {
+			case 0:
+				r = m.join(topo())
+				fx.create(r)
+			case 1:
+				r = m.beat()
+			case 2:
+				r = m.report()
+			case 3:
+				r = m.apply(fx.c.StreamsHeartbeat(beat(m.id, LeaveEpoch)))
+			case 4:
+				r = m.apply(fx.c.StreamsHeartbeat(beat(m.id, int32(next())-100)))
+			case 5:
+				fx.clk.Advance(time.Duration(next()) * 100 * time.Millisecond)
+			}
+			_ = r
+			fx.c.mu.Lock()
+			if g := fx.c.mu.streams["app"]; g != nil {
+				held := map[taskKey]string{}
+				for id, gm := range g.members {
+					for k := range gm.active {
+						if o, dup := held[k]; dup {
+							fx.c.mu.Unlock()
+							t.Fatalf("task %v active on %s and %s", k, o, id)
+						}
+						held[k] = id
+					}
+					for k := range gm.revokingActive {
+						if o, dup := held[k]; dup {
+							fx.c.mu.Unlock()
+							t.Fatalf("task %v held by %s and %s (revoking)", k, o, id)
+						}
+						held[k] = id
+					}
+				}
+			}
+			fx.c.mu.Unlock()
+			fx.c.DescribeStreams("app")
+			fx.c.ListGroups()
+		}
+	})
+}
+
+// TestStreamsEndpoints: members with an Interactive Queries endpoint learn
+// which partitions every endpoint serves whenever that map changes.
+func TestStreamsEndpoints(t *testing.T) {
+	f := newStreamsFixture(t, map[string]int32{"in": 2, "app-rep": 2, "app-a-changelog": 2, "app-b-changelog": 2})
+	join := func(id, host string) StreamsHeartbeatResult {
+		r := streamsJoin(id, "p-"+id, wordCount())
+		r.UserEndpoint = &StreamsEndpoint{Host: host, Port: 8080}
+		return f.c.StreamsHeartbeat(r)
+	}
+	a := join("a", "host-a")
+	if a.EndpointInformationEpoch == 0 || len(a.PartitionsByEndpoint) != 1 || fmt.Sprint(a.PartitionsByEndpoint[0].Active) != "map[app-rep:[0 1] in:[0 1]]" {
+		t.Fatalf("a alone: epoch %d %+v", a.EndpointInformationEpoch, a.PartitionsByEndpoint)
+	}
+	before := a.EndpointInformationEpoch
+	join("b", "host-b")
+	a = f.c.StreamsHeartbeat(beat("a", a.MemberEpoch))
+	if a.EndpointInformationEpoch <= before || len(a.PartitionsByEndpoint) != 2 {
+		t.Fatalf("after b joined: epoch %d %+v", a.EndpointInformationEpoch, a.PartitionsByEndpoint)
+	}
+}
+
+// TestStreamsAssignorSpreadsSubtopologies: a fresh assignment gives every
+// member a share of each subtopology.
+func TestStreamsAssignorSpreadsSubtopologies(t *testing.T) {
+	members := []streamsAssignMember{{id: "a", process: "p1", prevActive: taskSet{}, prevStandby: taskSet{}}, {id: "b", process: "p2", prevActive: taskSet{}, prevStandby: taskSet{}}}
+	out := assignStreamsSticky(members, map[string]int32{"0": 2, "1": 2}, 0)
+	for _, id := range []string{"a", "b"} {
+		if got := fmt.Sprint(out[id].active.toMap()); len(out[id].active.toMap()) != 2 {
+			t.Errorf("%s: %s, want one task of each subtopology", id, got)
+		}
 	}
 }

@@ -72,6 +72,8 @@ type configuredTopology struct {
 	tasks  map[string]int32 // subtopology -> number of tasks
 	status *StreamsStatus
 	create []StreamsInternalTopic
+	// internal are the decided partition counts of the internal topics.
+	internal map[string]int32
 	// hash is the topic metadata the configuration was computed from.
 	hash string
 }
@@ -261,6 +263,10 @@ func configureTopology(t *StreamsTopology, topics map[string]TopicInfo) *configu
 		for _, ti := range s.StateChangelogTopics {
 			want[ti.Name] = internalTopic(ti, n)
 		}
+	}
+	ct.internal = map[string]int32{}
+	for n, it := range want {
+		ct.internal[n] = it.Partitions
 	}
 	names := make([]string, 0, len(want))
 	for n := range want {

@@ -96,6 +96,13 @@ var scenarios = []scenario{
 	{name: "streams-group", run: scenarioStreamsGroup, requires: []int16{
 		88, 89, // StreamsGroupHeartbeat, StreamsGroupDescribe
 	}},
+	// The same word count and restart with the classic protocol.
+	{name: "streams-classic-restore", run: scenarioStreamsClassicRestore, requires: []int16{11, 14}},
+	// A Kafka Connect distributed worker with a FileStreamSource connector
+	// (connect_test.go).
+	{name: "connect", run: scenarioConnect, requires: []int16{
+		11, 14, 19, 32, // JoinGroup, SyncGroup, CreateTopics, DescribeConfigs
+	}},
 	// kafka-transactions.sh list/describe/describe-producers/find-hanging/
 	// abort (txntool_test.go).
 	{name: "txn-tool", run: scenarioTxnTool, requires: []int16{

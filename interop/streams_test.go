@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -68,9 +69,22 @@ var streamsGroupBuild compiled
 const classStreamsGroups = "org.apache.kafka.tools.streams.StreamsGroupCommand"
 
 func scenarioStreamsGroup(t *testing.T, tg Target) {
+	runWordCountRestore(t, tg, "streams", "interop-sg")
+}
+
+// scenarioStreamsClassicRestore is the same word count and restart with
+// the classic group protocol: the changelog restore without streams groups.
+func scenarioStreamsClassicRestore(t *testing.T, tg Target) {
+	runWordCountRestore(t, tg, "classic", "interop-sc")
+}
+
+func runWordCountRestore(t *testing.T, tg Target, protocol, app string) {
 	cp := kafkaProgramClasspath(t, &streamsGroupBuild, "WordCountStreamsGroup", "classes-streams-group", "*")
 	j := needJava(t)
-	const app = "interop-sg"
+	step := "streams-group"
+	if protocol != "streams" {
+		step = "streams-" + protocol + "-restore"
+	}
 	dir := t.TempDir()
 	ready, goOn := filepath.Join(dir, "ready"), filepath.Join(dir, "go-on")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -83,7 +97,7 @@ func scenarioStreamsGroup(t *testing.T, tg Target) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := j.RunClasspath(ctx, nil, cp, "WordCountStreamsGroup", tg.Bootstrap, app, filepath.Join(dir, "state"), ready, goOn)
+		res, err := j.RunClasspath(ctx, nil, cp, "WordCountStreamsGroup", tg.Bootstrap, app, filepath.Join(dir, "state"), ready, goOn, protocol)
 		done <- outcome{res, err}
 	}()
 	// The tools run while the first instance holds its tasks.
@@ -99,13 +113,20 @@ wait:
 				continue
 			}
 			toolsRan = true
-			streamsGroupTools(t, tg, app)
+			if protocol == "streams" {
+				streamsGroupTools(t, tg, app)
+			}
 			if err := os.WriteFile(goOn, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	t.Logf("WordCountStreamsGroup: exit %d in %v", o.res.ExitCode, o.res.Elapsed.Round(time.Millisecond))
+	for _, l := range strings.Split(o.res.Stderr, "\n") {
+		if strings.HasPrefix(l, "streams state ") {
+			t.Log(l)
+		}
+	}
 	if o.err != nil {
 		t.Fatalf("WordCountStreamsGroup: %v\n--- stdout ---\n%s\n--- stderr ---\n%s", o.err, o.res.Stdout, tailString(o.res.Stderr, 8000))
 	}
@@ -123,8 +144,12 @@ wait:
 	if !toolsRan {
 		t.Error("the first run never got ready: kafka-streams-groups.sh did not run")
 	}
+	// The app has left: offsets admin on the empty group, then deletion.
+	if protocol == "streams" {
+		streamsGroupAdmin(t, tg, app)
+	}
 	if r := recorder(t); r != nil {
-		if err := r.Record(tg.Name, "streams-group/output", o.res.Stdout); err != nil {
+		if err := r.Record(tg.Name, step+"/output", o.res.Stdout); err != nil {
 			t.Error(err)
 		}
 	}
@@ -159,6 +184,51 @@ func streamsGroupTools(t *testing.T, tg Target, app string) {
 		}
 		if step.name == "list" && !strings.Contains(res.Stdout, app) {
 			t.Errorf("--list does not show %s:\n%s", app, res.Stdout)
+		}
+	}
+	// kafka-groups.sh shows the group's type and protocol type.
+	res, err := runTool(t, tg, "", "", ClassGroups, false, args(tg, "--list", "--group-type", "streams")...)
+	if err != nil {
+		t.Errorf("kafka-groups --list: %v\n%s%s", err, res.Stdout, res.Stderr)
+		return
+	}
+	text := maskStreamsGroupOutput(res.Stdout, tg)
+	t.Logf("kafka-groups --list --group-type streams:\n%s", text)
+	if r := recorder(t); r != nil {
+		if err := r.Record(tg.Name, "streams-group/groups-list", text); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// streamsGroupAdmin runs the offsets admin and delete commands of
+// kafka-streams-groups.sh on the (now empty) group, as on Kafka.
+func streamsGroupAdmin(t *testing.T, tg Target, app string) {
+	t.Helper()
+	in := app + "-in"
+	for _, step := range []struct {
+		name string
+		args []string
+	}{
+		{"state-after", []string{"--describe", "--group", app, "--state"}},
+		{"reset-dry-run", []string{"--reset-offsets", "--group", app, "--to-earliest", "--all-input-topics", "--dry-run"}},
+		{"reset-execute", []string{"--reset-offsets", "--group", app, "--to-offset", "3", "--input-topic", in, "--execute"}},
+		{"offsets-after-reset", []string{"--describe", "--group", app, "--offsets"}},
+		{"delete-offsets", []string{"--delete-offsets", "--group", app, "--input-topic", in}},
+		{"offsets-after-delete", []string{"--describe", "--group", app, "--offsets"}},
+		{"delete", []string{"--delete", "--group", app}},
+		{"list-after-delete", []string{"--list"}},
+	} {
+		res, _ := runTool(t, tg, "", "", classStreamsGroups, false, args(tg, step.args...)...)
+		text := fmt.Sprintf("exit %d\n%s", res.ExitCode, maskStreamsGroupOutput(res.Stdout+res.Stderr, tg))
+		t.Logf("kafka-streams-groups %s:\n%s", step.name, text)
+		if r := recorder(t); r != nil {
+			if err := r.Record(tg.Name, "streams-group/"+step.name, text); err != nil {
+				t.Error(err)
+			}
+		}
+		if res.ExitCode != 0 {
+			t.Errorf("kafka-streams-groups %s: exit %d\n%s", step.name, res.ExitCode, lastLines(res.Stdout+res.Stderr, 10))
 		}
 	}
 }

@@ -1,10 +1,12 @@
 // WordCountStreamsGroup runs a Kafka Streams 4.4 word count with
 // group.protocol=streams (KIP-1071: the broker assigns the tasks and
-// creates the internal topics), stops it, produces more input and starts
+// creates the internal topics) or classic, stops it, produces more input and starts
 // it again with an empty state directory, so that its in-memory store is
 // restored from the changelog topic. For interop/streams_test.go.
 //
-//   java -cp CLASSES:LIB/* WordCountStreamsGroup BOOTSTRAP APP_ID STATE_DIR READY_FILE GO_ON_FILE
+//   java -cp CLASSES:LIB/* WordCountStreamsGroup BOOTSTRAP APP_ID STATE_DIR READY_FILE GO_ON_FILE [PROTOCOL]
+//
+// PROTOCOL is the group.protocol, streams (default) or classic.
 //
 // Between the runs it creates READY_FILE and waits (up to two minutes)
 // for GO_ON_FILE, so that the test can run kafka-streams-groups.sh while
@@ -56,13 +58,14 @@ import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.state.Stores;
 
 public class WordCountStreamsGroup {
-    static String bootstrap, app, in, out;
+    static String bootstrap, app, in, out, protocol;
 
     public static void main(String[] args) throws Exception {
         bootstrap = args[0];
         app = args[1];
         String stateDir = args[2];
         Path ready = Path.of(args[3]), goOn = Path.of(args[4]);
+        protocol = args.length > 5 ? args[5] : "streams";
         in = app + "-in";
         out = app + "-out";
         Properties ap = new Properties();
@@ -77,7 +80,7 @@ public class WordCountStreamsGroup {
             KafkaStreams s1 = start(stateDir + "/1", null);
             waitFor(reader, counts, s1, 60, 40, 20);
             System.out.println("counts1 " + fmt(counts));
-            System.out.println("state1 " + s1.state());
+            System.out.println("state1 " + settled(s1));
             System.out.flush();
             Files.createFile(ready);
             long deadline = System.currentTimeMillis() + 120000;
@@ -92,7 +95,7 @@ public class WordCountStreamsGroup {
             waitFor(reader, counts, s2, 90, 60, 30);
             System.out.println("counts2 " + fmt(counts));
             System.out.println("restored " + (restored.get() > 0 ? "yes" : "no"));
-            System.out.println("state2 " + s2.state());
+            System.out.println("state2 " + settled(s2));
             s2.close(Duration.ofSeconds(30));
         }
         System.out.println("done");
@@ -116,7 +119,7 @@ public class WordCountStreamsGroup {
         Properties sp = new Properties();
         sp.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
         sp.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        sp.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+        sp.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
         sp.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
         sp.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         sp.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
@@ -129,6 +132,9 @@ public class WordCountStreamsGroup {
             .toStream()
             .to(out, Produced.with(Serdes.String(), Serdes.Long()));
         KafkaStreams streams = new KafkaStreams(b.build(), sp);
+        // State changes go to stderr: they show when a run rebalanced.
+        streams.setStateListener((now, before) ->
+            System.err.println("streams state " + before + " -> " + now + " at " + System.currentTimeMillis()));
         if (restored != null) {
             streams.setGlobalStateRestoreListener(new StateRestoreListener() {
                 public void onRestoreStart(TopicPartition tp, String store, long start, long end) {}
@@ -163,6 +169,16 @@ public class WordCountStreamsGroup {
                 last.put(r.key(), r.value());
             }
         }
+    }
+
+    // settled is the state once a rebalance in progress (a member's epoch
+    // moving on after the counts were reached) has ended, 10 s at most.
+    static KafkaStreams.State settled(KafkaStreams s) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 10000;
+        while (s.state() == KafkaStreams.State.REBALANCING && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+        }
+        return s.state();
     }
 
     static String fmt(TreeMap<String, Long> m) {
