@@ -87,6 +87,11 @@ func (r *request) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResourc
 			return errInvalidConfig, err.Error()
 		}
 	}
+	if rr.ResourceType == resourceClientMetrics {
+		if code, msg := r.validateClientMetricsSet(t, set, del); code != 0 {
+			return code, msg
+		}
+	}
 	if validateOnly {
 		return 0, r.compactionWarning(rr.ResourceType, rr.ResourceName, set, validateOnly)
 	}

@@ -96,6 +96,7 @@ type Config struct {
 	ConnectionsMaxIdleMs                 int64  // connections.max.idle.ms
 	QueuedMaxRequestBytes                int64  // queued.max.request.bytes (<= 0 = unbounded)
 	QuotaWindowNum                       int32  // quota.window.num
+	TelemetryMaxBytes                    int32  // telemetry.max.bytes
 	QuotaWindowSizeSeconds               int32  // quota.window.size.seconds
 	RequestReadTimeoutMs                 int64  // sharq.request.read.timeout.ms
 	MaxIncrementalFetchSessionCacheSlots int32  // max.incremental.fetch.session.cache.slots

@@ -207,6 +207,8 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.QuotaWindowNum }).check(atLeast(1)),
 		newKey("quota.window.size.seconds", TypeInt, "1", "The time span of each sample for client quotas.").
 			bind(func(c *Config) any { return &c.QuotaWindowSizeSeconds }).check(atLeast(1)),
+		newKey("telemetry.max.bytes", TypeInt, "1048576", "The maximum size (after compression if compression is used) of telemetry metrics pushed from a client to the broker (KIP-714); also the bound on a push once decompressed.").
+			bind(func(c *Config) any { return &c.TelemetryMaxBytes }).check(atLeast(1)),
 		newKey("connections.max.idle.ms", TypeLong, "600000", "Idle connections timeout: the server closes connections idle longer than this.").
 			bind(func(c *Config) any { return &c.ConnectionsMaxIdleMs }),
 		newKey("sharq.request.read.timeout.ms", TypeLong, "30000",

@@ -33,6 +33,7 @@ var scenarios = []scenario{
 	{name: "features-update", run: scenarioFeaturesUpdate, requires: []int16{57}},
 	{name: "metadata-quorum", run: scenarioMetadataQuorum, requires: []int16{55}},
 	{name: "client-quotas", run: scenarioClientQuotas, requires: []int16{48, 49}},
+	{name: "client-metrics", run: scenarioClientMetrics, requires: []int16{32, 44, 74}},
 	{name: "console", run: scenarioConsole},
 	{name: "configs", run: scenarioConfigs},
 	// Classic groups (JoinGroup/SyncGroup) and KIP-848 consumer groups.
