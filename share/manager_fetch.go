@@ -393,7 +393,7 @@ func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches 
 		p.mu.Unlock()
 		return ErrorCode(err)
 	}
-	w := p.stageLocked(eff)
+	w := p.stageKafkaWriteLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
 	if err := m.commit(p, w); err != nil {
