@@ -19,6 +19,8 @@ package broker
 // * BROKER_LOGGER is not supported yet: INVALID_REQUEST with a message.
 
 import (
+	"strconv"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/config"
@@ -71,6 +73,9 @@ func handleDescribeConfigs(r *request, kreq kmsg.Request) (kmsg.Response, error)
 			}
 		default:
 			entries = config.BrokerEntries(r.s.effectiveConfig())
+			if t.entity == strconv.Itoa(int(r.s.cfg.NodeID)) {
+				entries = r.s.asKafkaShows(entries)
+			}
 		}
 		want := map[string]bool{}
 		for _, n := range rr.ConfigNames {

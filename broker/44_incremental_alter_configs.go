@@ -78,7 +78,7 @@ func (r *request) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResourc
 			return errInvalidRequest, fmt.Sprintf("Unknown operation type %d for config %s", c.Op, c.Name)
 		}
 		if err := r.validateConfigChange(t, rr.ResourceType, c.Name, value); err != nil {
-			return errInvalidConfig, err.Error()
+			return configChangeError(err)
 		}
 		set[c.Name] = value
 	}

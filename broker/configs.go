@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -83,7 +84,24 @@ func (r *request) validateConfigChange(t configTarget, typ kmsg.ConfigResourceTy
 	if typ == resourceTopic {
 		return config.ValidateTopicConfig(name, value)
 	}
-	return config.ValidateBrokerDynamic(name, value)
+	err := config.ValidateBrokerDynamic(name, value)
+	if errors.Is(err, config.ErrUnknownConfig) {
+		// Kafka stores broker keys it does not know (a plugin's, a newer
+		// version's) and ignores them; so does sharq.
+		return nil
+	}
+	return err
+}
+
+// configChangeError is the code and message of a refused config change:
+// a broker key that cannot change at run time is INVALID_REQUEST with
+// Kafka's words, every other refusal INVALID_CONFIG.
+func configChangeError(err error) (int16, string) {
+	var ce *config.Error
+	if errors.Is(err, config.ErrNotDynamic) && errors.As(err, &ce) {
+		return errInvalidRequest, ce.Reason
+	}
+	return errInvalidConfig, err.Error()
 }
 
 // applyConfigChange stores a validated change through the metadata store and
@@ -168,9 +186,7 @@ func validateConfigName(typ kmsg.ConfigResourceType, name string) error {
 		}
 		return nil
 	}
-	if _, ok := config.DefaultValue(name); !ok {
-		return fmt.Errorf("Unknown broker config name: %s", name)
-	}
+	// A broker key Kafka does not know may be deleted (it may be stored).
 	return nil
 }
 

@@ -29,6 +29,9 @@ var (
 	ErrUnknownConfig = errors.New("unknown configuration")
 	// ErrInvalidConfig: the key is known but the value is not acceptable.
 	ErrInvalidConfig = errors.New("invalid configuration")
+	// ErrNotDynamic: a known broker key AlterConfigs may not change (Kafka
+	// answers INVALID_REQUEST for it). It is an ErrInvalidConfig too.
+	ErrNotDynamic = fmt.Errorf("%w: not dynamically updatable", ErrInvalidConfig)
 )
 
 // Listener is one entry of `listeners` or `advertised.listeners`, e.g.

@@ -23,6 +23,9 @@ type groupKey struct {
 	// names of broker keys, "" for no bound.
 	minKey, maxKey string
 	doc            string
+	// internal keys are accepted like the others but, as in Kafka 4.4's
+	// describe of a group, listed only when the group sets them.
+	internal bool
 }
 
 var groupKeys = []*groupKey{
@@ -36,7 +39,8 @@ var groupKeys = []*groupKey{
 		minKey: "group.consumer.min.assignment.interval.ms", maxKey: "group.consumer.max.assignment.interval.ms",
 		doc: "The interval between assignment updates for a consumer group."},
 	{name: "consumer.assignor.offload.enable", typ: TypeBoolean, broker: "group.consumer.assignor.offload.enable",
-		doc: "Whether to offload consumer group assignment to a background thread."},
+		internal: true,
+		doc:      "Whether to offload consumer group assignment to a background thread."},
 	{name: "share.session.timeout.ms", typ: TypeInt, broker: "group.share.session.timeout.ms", valid: atLeast(1),
 		minKey: "group.share.min.session.timeout.ms", maxKey: "group.share.max.session.timeout.ms",
 		doc: "The timeout to detect client failures when using the share group protocol."},
@@ -62,7 +66,8 @@ var groupKeys = []*groupKey{
 		minKey: "group.share.min.assignment.interval.ms", maxKey: "group.share.max.assignment.interval.ms",
 		doc: "The interval between assignment updates for a share group."},
 	{name: "share.assignor.offload.enable", typ: TypeBoolean, broker: "group.share.assignor.offload.enable",
-		doc: "Whether to offload share group assignment to a background thread."},
+		internal: true,
+		doc:      "Whether to offload share group assignment to a background thread."},
 	// Streams groups are not implemented; their configs are described with
 	// Kafka's defaults so that tools list the same names.
 	{name: "streams.session.timeout.ms", typ: TypeInt, def: "45000", valid: between(45000, 60000),
@@ -76,13 +81,21 @@ var groupKeys = []*groupKey{
 	{name: "streams.assignment.interval.ms", typ: TypeInt, def: "1000", valid: between(0, 15000),
 		doc: "The interval between assignment updates for a streams group."},
 	{name: "streams.assignor.offload.enable", typ: TypeBoolean, def: "true",
-		doc: "Whether to offload streams group assignment to a background thread."},
+		internal: true,
+		doc:      "Whether to offload streams group assignment to a background thread."},
 	{name: "streams.task.offset.interval.ms", typ: TypeInt, def: "10000", valid: atLeast(1),
-		doc: "The interval in milliseconds at which streams clients report task offsets."},
+		internal: true,
+		doc:      "The interval in milliseconds at which streams clients report task offsets."},
 	{name: "streams.num.warmup.replicas", typ: TypeInt, def: "2", valid: atLeast(0),
-		doc: "The maximum number of warmup replicas."},
+		internal: true,
+		doc:      "The maximum number of warmup replicas."},
 	{name: "streams.acceptable.recovery.lag", typ: TypeLong, def: "10000", valid: atLeast(0),
-		doc: "The maximum acceptable lag for a client to be considered caught-up on a task."},
+		internal: true,
+		doc:      "The maximum acceptable lag for a client to be considered caught-up on a task."},
+	{name: "streams.assignor.name", typ: TypeString, def: "sticky",
+		doc: "The name of the assignor used by the streams group."},
+	{name: "streams.rack.aware.assignment.tags", typ: TypeList, def: "",
+		doc: "The list of client tag keys used to distribute standby replicas across racks."},
 	{name: "errors.deadletterqueue.topic.name", typ: TypeString, def: "",
 		valid: funcV{fn: checkDLQTopicName, desc: "a topic name not starting with '__'"},
 		doc:   "The name of the topic to be used as the dead-letter queue (DLQ) topic for this share group. If blank (the default), the group does not have a DLQ topic."},
@@ -221,6 +234,9 @@ func GroupEntries(c *Config, overrides map[string]string) []Entry {
 	for _, k := range groupKeys {
 		e := Entry{Name: k.name, Type: int8(k.typ), Doc: k.doc, Source: SourceDefault}
 		ov, has := overrides[k.name]
+		if k.internal && !has {
+			continue
+		}
 		if has {
 			if pv, reason := parseTyped(k.typ, ov); reason == "" {
 				ov = formatTyped(pv)
