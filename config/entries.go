@@ -193,6 +193,9 @@ func BrokerEntries(c *Config) []Entry {
 		if len(e.Synonyms) > 0 {
 			e.Source = e.Synonyms[0].Source
 		}
+		if k.hideDefault && (e.Source == SourceDefault || len(e.Synonyms) == 0) {
+			continue
+		}
 		if e.Sensitive {
 			e.Value, e.Null = "", true
 			for i := range e.Synonyms {
