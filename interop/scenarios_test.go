@@ -713,8 +713,13 @@ func scenarioConsumerGroups(t *testing.T, tg Target) {
 	for i := range 6 {
 		values = append(values, fmt.Sprintf("g%d", i))
 	}
-	mustTool(t, tg, "consumer-groups/produce", strings.Join(values, "\n")+"\n", ClassConsoleProducer,
-		args(tg, "--topic", topic)...)
+	// Keyed: the same partition on both brokers, for the golden diff.
+	keyed := make([]string, len(values))
+	for i, v := range values {
+		keyed[i] = "k:" + v
+	}
+	mustTool(t, tg, "consumer-groups/produce", strings.Join(keyed, "\n")+"\n", ClassConsoleProducer,
+		args(tg, "--topic", topic, "--reader-property", "parse.key=true", "--reader-property", "key.separator=:")...)
 
 	if got := consumeGroup(t, tg, "consumer-groups/consume-classic", topic, classic, len(values)); !slices.Equal(got, values) {
 		t.Errorf("classic group consumed %v, want %v", got, values)
