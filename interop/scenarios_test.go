@@ -799,6 +799,15 @@ func scenarioConsumerGroups(t *testing.T, tg Target) {
 		t.Errorf("--list after delete: %v, want %s gone and %s kept", names, classic, modern)
 	}
 
+	// --delete-offsets of the empty KIP-848 group: a topic it committed,
+	// one that does not exist, and one partition that does not exist.
+	tool(t, tg, "consumer-groups/delete-offsets", "", ClassConsumerGroups,
+		args(tg, "--delete-offsets", "--group", modern, "--topic", topic)...)
+	tool(t, tg, "consumer-groups/delete-offsets-unknown-topic", "", ClassConsumerGroups,
+		args(tg, "--delete-offsets", "--group", modern, "--topic", "interop-no-such-topic")...)
+	tool(t, tg, "consumer-groups/delete-offsets-unknown-partition", "", ClassConsumerGroups,
+		args(tg, "--delete-offsets", "--group", modern, "--topic", topic+":7")...)
+
 	// The tool reports a missing group on stdout and still exits 0.
 	res = mustTool(t, tg, "consumer-groups/describe-missing", "", ClassConsumerGroups,
 		args(tg, "--describe", "--group", "interop-no-such-group")...)
