@@ -68,9 +68,10 @@ func scenarioClientMetrics(t *testing.T, tg Target) {
 }
 
 // clientMetricsPush starts a sharq with a metrics listener, subscribes
-// producers whose client id starts with interop-telemetry to every
-// producer metric every 500 ms, runs kafka-producer-perf-test with that
-// client id for a few seconds and watches /metrics for its series.
+// clients whose id starts with interop-telemetry to the producer metrics
+// every 500 ms, runs kafka-producer-perf-test with such an id for a few
+// seconds and watches /metrics for its series; then the same for a console
+// consumer under a second subscription to the consumer metrics.
 func clientMetricsPush(t *testing.T) {
 	port, err := freePort()
 	if err != nil {
@@ -88,13 +89,33 @@ func clientMetricsPush(t *testing.T) {
 		"--interval", "500", "--match", "client_id=interop-telemetry.*")...)
 	mustTool(t, tg, "", "", ClassTopics, args(tg, "--create", "--topic", "telemetry", "--partitions", "1")...)
 
-	// A series of this client: name and client id labels.
-	series := regexp.MustCompile(`(?m)^sharq_client_metric\{[^}]*client_id="interop-telemetry-1"[^}]*name="org\.apache\.kafka\.producer\.[^"]+"[^}]*\} \S+$`)
+	// 60 records at 10/s: the producer lives about 6 s, many push
+	// intervals; its series go when it disconnects.
+	watchClientSeries(t, port, "interop-telemetry-1", "org.apache.kafka.producer.", p, func() {
+		mustTool(t, tg, "", "", ClassProducerPerf, "--bootstrap-server", tg.Bootstrap, "--topic", "telemetry",
+			"--num-records", "60", "--record-size", "16", "--throughput", "10", "--command-property", "client.id=interop-telemetry-1")
+	})
+	// A consumer (classic group) under a second subscription: it reads the
+	// 60 records, then waits 8 s for more.
+	mustTool(t, tg, "", "", ClassClientMetrics, args(tg, "--alter", "--name", "consumers", "--metrics", "org.apache.kafka.consumer.",
+		"--interval", "500", "--match", "client_id=interop-telemetry-c.*")...)
+	watchClientSeries(t, port, "interop-telemetry-c1", "org.apache.kafka.consumer.", p, func() {
+		mustTool(t, tg, "", "", ClassConsoleConsumer, args(tg, "--topic", "telemetry", "--from-beginning", "--timeout-ms", "8000",
+			"--command-property", "client.id=interop-telemetry-c1")...)
+	})
+}
+
+// watchClientSeries runs client and fails unless, while it runs, sharq's
+// metrics listener shows a sharq_client_metric series of clientID whose
+// name starts with prefix.
+func watchClientSeries(t *testing.T, port int, clientID, prefix string, p *Process, client func()) {
+	t.Helper()
+	series := regexp.MustCompile(`(?m)^sharq_client_metric\{[^}]*client_id="` + regexp.QuoteMeta(clientID) + `"[^}]*name="` + regexp.QuoteMeta(prefix) + `[^"]+"[^}]*\} \S+$`)
 	found := make(chan string, 1)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	go func() {
-		for watchCtx.Err() == nil {
+		for ctx.Err() == nil {
 			if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port)); err == nil {
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
@@ -104,19 +125,16 @@ func clientMetricsPush(t *testing.T) {
 				}
 			}
 			select {
-			case <-watchCtx.Done():
+			case <-ctx.Done():
 			case <-time.After(200 * time.Millisecond):
 			}
 		}
 	}()
-	// 60 records at 10/s: the producer lives about 6 s, many push
-	// intervals; its series go when it disconnects.
-	res := mustTool(t, tg, "", "", ClassProducerPerf, "--bootstrap-server", tg.Bootstrap, "--topic", "telemetry",
-		"--num-records", "60", "--record-size", "16", "--throughput", "10", "--command-property", "client.id=interop-telemetry-1")
+	client()
 	select {
 	case m := <-found:
 		t.Logf("pushed series on /metrics: %s", m)
 	case <-time.After(5 * time.Second):
-		t.Errorf("no sharq_client_metric series of interop-telemetry-1 while the producer ran:\n%s\n--- sharq log ---\n%s", res.Stdout, p.LogTail(3000))
+		t.Errorf("no sharq_client_metric series of %s (%s...) while it ran\n--- sharq log ---\n%s", clientID, prefix, p.LogTail(3000))
 	}
 }
