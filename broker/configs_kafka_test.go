@@ -64,6 +64,9 @@ func TestBrokerConfigRefusalsAsKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(resp.Resources[0].Configs) != 2 {
+		t.Fatalf("describe broker.id and listeners: %+v", resp.Resources[0])
+	}
 	for _, c := range resp.Resources[0].Configs {
 		switch c.Name {
 		case "broker.id":
