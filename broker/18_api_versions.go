@@ -53,6 +53,7 @@ func handleApiVersions(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	}
 	fillAPIKeys(resp)
 	if r.version >= 3 {
+		r.c.softwareName, r.c.softwareVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
 		img := r.s.meta.Image()
 		features := raftmeta.Features()
 		for _, f := range features {

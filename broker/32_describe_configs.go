@@ -14,13 +14,17 @@ package broker
 // * GROUP: every group config of Kafka 4.4 with the group's override
 //   (GROUP_CONFIG) or the broker synonym's value and source; the group need
 //   not exist.
-// * Other resource types (BROKER_LOGGER, CLIENT_METRICS) are not supported
-//   yet: INVALID_REQUEST with a message.
+// * CLIENT_METRICS: the keys the subscription has (metrics, interval.ms,
+//   match), source CLIENT_METRICS_CONFIG, as Kafka answers.
+// * BROKER_LOGGER is not supported yet: INVALID_REQUEST with a message.
 
 import (
+	"strconv"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/config"
+	"sharq/raftmeta/clientmetrics"
 )
 
 func init() { regKey(32, 1, 4, handleDescribeConfigs) }
@@ -46,6 +50,16 @@ func handleDescribeConfigs(r *request, kreq kmsg.Request) (kmsg.Response, error)
 		}
 		var entries []config.Entry
 		switch {
+		case rr.ResourceType == resourceClientMetrics:
+			// Only the keys the subscription has, as Kafka lists them.
+			cur := r.currentConfigs(t, rr.ResourceType)
+			for _, k := range clientmetrics.Keys {
+				if v, ok := cur[k]; ok {
+					src := int8(kmsg.ConfigSourceClientMetricsConfig)
+					entries = append(entries, config.Entry{Name: k, Value: v, Source: src,
+						Synonyms: []config.Synonym{{Name: k, Value: v, Source: src}}})
+				}
+			}
 		case rr.ResourceType == resourceGroup:
 			entries = config.GroupEntries(r.s.effectiveConfig(), r.currentConfigs(t, rr.ResourceType))
 		case rr.ResourceType == resourceTopic:
@@ -59,6 +73,9 @@ func handleDescribeConfigs(r *request, kreq kmsg.Request) (kmsg.Response, error)
 			}
 		default:
 			entries = config.BrokerEntries(r.s.effectiveConfig())
+			if t.entity == strconv.Itoa(int(r.s.cfg.NodeID)) {
+				entries = r.s.asKafkaShows(entries)
+			}
 		}
 		want := map[string]bool{}
 		for _, n := range rr.ConfigNames {

@@ -47,7 +47,7 @@ func (r *request) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly
 			return errInvalidRequest, fmt.Sprintf("Null value not supported for : %s", c.Name)
 		}
 		if err := r.validateConfigChange(t, rr.ResourceType, c.Name, *c.Value); err != nil {
-			return errInvalidConfig, err.Error()
+			return configChangeError(err)
 		}
 		set[c.Name] = *c.Value
 	}
@@ -60,6 +60,11 @@ func (r *request) alterConfigs(rr kmsg.AlterConfigsRequestResource, validateOnly
 	if rr.ResourceType == resourceGroup {
 		if err := r.validateGroupConfigSet(t, set, del); err != nil {
 			return errInvalidConfig, err.Error()
+		}
+	}
+	if rr.ResourceType == resourceClientMetrics {
+		if code, msg := r.validateClientMetricsSet(t, set, del); code != 0 {
+			return code, msg
 		}
 	}
 	if validateOnly {

@@ -78,13 +78,18 @@ func (r *request) incrementalAlter(rr kmsg.IncrementalAlterConfigsRequestResourc
 			return errInvalidRequest, fmt.Sprintf("Unknown operation type %d for config %s", c.Op, c.Name)
 		}
 		if err := r.validateConfigChange(t, rr.ResourceType, c.Name, value); err != nil {
-			return errInvalidConfig, err.Error()
+			return configChangeError(err)
 		}
 		set[c.Name] = value
 	}
 	if rr.ResourceType == resourceGroup {
 		if err := r.validateGroupConfigSet(t, set, del); err != nil {
 			return errInvalidConfig, err.Error()
+		}
+	}
+	if rr.ResourceType == resourceClientMetrics {
+		if code, msg := r.validateClientMetricsSet(t, set, del); code != 0 {
+			return code, msg
 		}
 	}
 	if validateOnly {

@@ -3,10 +3,10 @@ package broker
 // ListConfigResources: v0-1
 //
 // Behavior:
-// * v0 (ListClientMetricsResources) lists client-metrics resources: sharq
-//   has none.
+// * v0 (ListClientMetricsResources) lists client-metrics subscriptions.
 // * v1 lists resources by type (none given = every type): TOPIC (2) every
-//   topic, BROKER (4) every broker, CLIENT_METRICS (16) none, GROUP (32)
+//   topic, BROKER (4) every broker, CLIENT_METRICS (16) every
+//   client metrics subscription, GROUP (32)
 //   the groups with dynamic configs (kafka-configs --entity-type groups
 //   checks a group with it). Other types: INVALID_REQUEST.
 
@@ -27,10 +27,10 @@ func handleListConfigResources(r *request, kreq kmsg.Request) (kmsg.Response, er
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	if r.version == 0 {
-		return resp, nil
-	}
 	types := req.ResourceTypes
+	if r.version == 0 {
+		types = []int8{16}
+	}
 	if len(types) == 0 {
 		types = []int8{2, 4, 16, 32}
 	}
@@ -53,6 +53,9 @@ func handleListConfigResources(r *request, kreq kmsg.Request) (kmsg.Response, er
 				names = append(names, strconv.Itoa(int(id)))
 			}
 		case 16:
+			for name := range img.ClientMetrics {
+				names = append(names, name)
+			}
 		case 32:
 			for g, cfg := range img.GroupConfigs {
 				if len(cfg) > 0 {

@@ -8,6 +8,11 @@ package broker
 //   the group; an unknown group yields no topics, not an error.
 // * A partition with no state: StartOffset -1, LeaderEpoch 0, Lag -1. An
 //   unknown topic: StartOffset -1 and a zero topic id.
+// * StartOffset is the persisted start offset as Kafka shows it: Kafka
+//   writes the state with the SPSO from before each acknowledgement, so it
+//   lags the live SPSO by one write and is -1 ("-" in kafka-share-groups)
+//   for a share-partition never acknowledged (share.Manager.KafkaOffsets).
+//   The live SPSO is in /ui and sharq_share_partition_start_offset.
 // * v1: Lag (KIP-1226) = high watermark - SPSO - records already delivered
 //   past SPSO.
 
@@ -88,7 +93,7 @@ func handleDescribeShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Respon
 					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 				} else if t != nil && part >= 0 && int(part) < len(t.Partitions) {
 					rp.LeaderEpoch = t.Partitions[part].LeaderEpoch
-					spso, lag, ok := r.s.share.Offsets(share.Key{Group: rg.GroupID, TopicID: t.ID, Partition: part})
+					spso, lag, ok := r.s.share.KafkaOffsets(share.Key{Group: rg.GroupID, TopicID: t.ID, Partition: part})
 					if ok {
 						rp.StartOffset, rp.Lag = spso, lag
 					}

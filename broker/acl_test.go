@@ -416,6 +416,11 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 		}, func(r kmsg.Response) []int16 {
 			return []int16{r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode}
 		}, tiaf},
+		// Telemetry needs no ACL, as on Kafka: every client may ask.
+		{"GetTelemetrySubscriptions", func() kmsg.Request { return kmsg.NewPtrGetTelemetrySubscriptionsRequest() },
+			func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.GetTelemetrySubscriptionsResponse).ErrorCode} }, 0},
+		{"PushTelemetry", func() kmsg.Request { return kmsg.NewPtrPushTelemetryRequest() },
+			func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.PushTelemetryResponse).ErrorCode} }, kerr.InvalidRequest.Code},
 		{"ListTransactions", func() kmsg.Request { return kmsg.NewPtrListTransactionsRequest() },
 			func(r kmsg.Response) []int16 {
 				l := r.(*kmsg.ListTransactionsResponse)

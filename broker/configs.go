@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/config"
+	"sharq/raftmeta/clientmetrics"
 )
 
 // Config resource types and sources, as on the wire.
@@ -15,6 +17,8 @@ const (
 	resourceTopic  = kmsg.ConfigResourceTypeTopic
 	resourceBroker = kmsg.ConfigResourceTypeBroker
 	resourceGroup  = kmsg.ConfigResourceTypeGroupConfig
+	// resourceClientMetrics is a KIP-714 subscription (raftmeta/clientmetrics).
+	resourceClientMetrics = kmsg.ConfigResourceTypeClientMetrics
 
 	sourceDynamicBroker        = config.SourceDynamicBroker
 	sourceDynamicDefaultBroker = config.SourceDynamicDefaultBroker
@@ -25,7 +29,7 @@ type configTarget struct {
 	errCode int16
 	errMsg  string
 	topic   string // for topics
-	group   string // for groups
+	group   string // for groups and client metrics subscriptions
 	entity  string // for brokers: "" = cluster default, else the node id
 }
 
@@ -59,24 +63,53 @@ func (r *request) resolveConfigResource(typ kmsg.ConfigResourceType, name string
 			return configTarget{errCode: errInvalidRequest, errMsg: "Group name must not be empty."}
 		}
 		return configTarget{group: name}
+	case resourceClientMetrics:
+		// A subscription need not exist to be described (it has no keys).
+		if name == "" {
+			return configTarget{errCode: errInvalidRequest, errMsg: "Client metrics subscription name must not be empty"}
+		}
+		return configTarget{group: name}
 	}
 	return configTarget{errCode: errInvalidRequest, errMsg: fmt.Sprintf("sharq does not support config resource type %d yet", typ)}
 }
 
 // validateConfigChange checks one key/value for a resource.
 func (r *request) validateConfigChange(t configTarget, typ kmsg.ConfigResourceType, name, value string) error {
+	if typ == resourceClientMetrics {
+		return nil // the resulting set is checked whole: validateClientMetricsSet
+	}
 	if typ == resourceGroup {
 		return config.ValidateGroupConfig(r.s.effectiveConfig(), name, value)
 	}
 	if typ == resourceTopic {
 		return config.ValidateTopicConfig(name, value)
 	}
-	return config.ValidateBrokerDynamic(name, value)
+	err := config.ValidateBrokerDynamic(name, value)
+	if errors.Is(err, config.ErrUnknownConfig) {
+		// Kafka stores broker keys it does not know (a plugin's, a newer
+		// version's) and ignores them; so does sharq.
+		return nil
+	}
+	return err
+}
+
+// configChangeError is the code and message of a refused config change:
+// a broker key that cannot change at run time is INVALID_REQUEST with
+// Kafka's words, every other refusal INVALID_CONFIG.
+func configChangeError(err error) (int16, string) {
+	var ce *config.Error
+	if errors.Is(err, config.ErrNotDynamic) && errors.As(err, &ce) {
+		return errInvalidRequest, ce.Reason
+	}
+	return errInvalidConfig, err.Error()
 }
 
 // applyConfigChange stores a validated change through the metadata store and
 // makes it take effect.
 func (r *request) applyConfigChange(t configTarget, typ kmsg.ConfigResourceType, set map[string]string, del []string) error {
+	if typ == resourceClientMetrics {
+		return r.s.meta.AlterClientMetrics(r.ctx, t.group, set, del)
+	}
 	if typ == resourceGroup {
 		return r.s.meta.AlterGroupConfigs(r.ctx, t.group, set, del)
 	}
@@ -98,6 +131,8 @@ func (r *request) currentConfigs(t configTarget, typ kmsg.ConfigResourceType) ma
 	var src map[string]string
 	if typ == resourceGroup {
 		src = img.GroupConfigs[t.group]
+	} else if typ == resourceClientMetrics {
+		src = img.ClientMetrics[t.group]
 	} else if typ == resourceTopic {
 		if tp := img.Topics[t.topic]; tp != nil {
 			src = tp.Configs
@@ -136,6 +171,9 @@ func listOp(cur, value string, appendOp bool) string {
 // validateConfigName checks that a key exists for the resource type (for
 // DELETE, which carries no value to validate).
 func validateConfigName(typ kmsg.ConfigResourceType, name string) error {
+	if typ == resourceClientMetrics {
+		return nil // deleting a key a subscription lacks changes nothing, as in Kafka
+	}
 	if typ == resourceGroup {
 		if !config.IsGroupConfig(name) {
 			return fmt.Errorf("Unknown group config name: %s", name)
@@ -148,15 +186,16 @@ func validateConfigName(typ kmsg.ConfigResourceType, name string) error {
 		}
 		return nil
 	}
-	if _, ok := config.DefaultValue(name); !ok {
-		return fmt.Errorf("Unknown broker config name: %s", name)
-	}
+	// A broker key Kafka does not know may be deleted (it may be stored).
 	return nil
 }
 
 // currentEffectiveValue is the value a key has now for a resource, dynamic
 // or not: the base for APPEND and SUBTRACT.
 func (r *request) currentEffectiveValue(t configTarget, typ kmsg.ConfigResourceType, name string) string {
+	if typ == resourceClientMetrics {
+		return r.currentConfigs(t, typ)[name]
+	}
 	eff := r.s.effectiveConfig()
 	if typ == resourceGroup {
 		return config.GroupValue(eff, r.currentConfigs(t, typ), name)
@@ -178,4 +217,21 @@ func (r *request) validateGroupConfigSet(t configTarget, set map[string]string, 
 		next[k] = v
 	}
 	return config.ValidateGroupConfigs(r.s.effectiveConfig(), next)
+}
+
+// validateClientMetricsSet checks a subscription's resulting key set as
+// Kafka does (clientmetrics.Validate): unknown keys and a push interval out
+// of range are INVALID_REQUEST, a bad match pattern INVALID_CONFIG.
+func (r *request) validateClientMetricsSet(t configTarget, set map[string]string, del []string) (int16, string) {
+	next := r.currentConfigs(t, resourceClientMetrics)
+	for _, k := range del {
+		delete(next, k)
+	}
+	for k, v := range set {
+		next[k] = v
+	}
+	if err := clientmetrics.Validate(t.group, next); err != nil {
+		return telemetryErrorCode(err), err.Error()
+	}
+	return 0, ""
 }

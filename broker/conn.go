@@ -53,6 +53,11 @@ type conn struct {
 	clientID string
 	recw     recordsWriter // Fetch and ShareFetch answers: recordswrite.go
 	auth     connAuth      // principal and SASL state: auth.go
+	// id names the connection to the client metrics manager, which drops
+	// the client instance last seen on it when it closes; software* are
+	// what ApiVersions v3+ said (KIP-511), for client metrics selectors.
+	id                            uint64
+	softwareName, softwareVersion string
 
 	closeOnce sync.Once
 }
@@ -79,6 +84,7 @@ func (s *Server) newConn(nc net.Conn, listener int) *conn {
 		cancel:   cancel,
 		frames:   make(chan []byte, 1),
 		free:     make(chan []byte, 2),
+		id:       s.connSeq.Add(1),
 	}
 	c.free <- make([]byte, 0, 4096)
 	c.free <- make([]byte, 0, 4096)

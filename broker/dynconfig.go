@@ -1,13 +1,15 @@
 package broker
 
 import (
-	"sharq/log"
+	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/config"
+	"sharq/log"
 )
 
 // Dynamic broker configs (kafka-configs --entity-type brokers) live in the
@@ -63,4 +65,52 @@ func toSynonyms(e config.Entry) []kmsg.DescribeConfigsResponseResourceConfigConf
 		out = append(out, ws)
 	}
 	return out
+}
+
+// asKafkaShows adjusts a node's broker config entries where Kafka's answer
+// comes from what the running broker knows rather than from its config
+// file: listeners with the ports actually bound (a configured port 0 shows
+// as the port the kernel gave), and broker.id, which a KRaft broker sets
+// to its node.id.
+func (s *Server) asKafkaShows(entries []config.Entry) []config.Entry {
+	bound := make([]string, 0, len(s.cfg.Listeners))
+	for i, l := range s.cfg.Listeners {
+		port := l.Port
+		if i < len(s.listeners) {
+			if a, ok := s.listeners[i].Addr().(*net.TCPAddr); ok {
+				port = a.Port
+			}
+		}
+		bound = append(bound, l.Name+"://"+net.JoinHostPort(l.Host, strconv.Itoa(port)))
+	}
+	listeners := strings.Join(bound, ",")
+	id := strconv.Itoa(int(s.cfg.NodeID))
+	for i, e := range entries {
+		switch e.Name {
+		case "listeners":
+			if len(s.listeners) == 0 || e.Source != config.SourceStaticBroker {
+				continue
+			}
+			e.Value = listeners
+			syn := append([]config.Synonym(nil), e.Synonyms...)
+			for j := range syn {
+				if syn[j].Source == config.SourceStaticBroker {
+					syn[j].Value = listeners
+				}
+			}
+			e.Synonyms = syn
+		case "broker.id":
+			if e.Source != config.SourceDefault {
+				continue
+			}
+			def := e.Value
+			e.Value, e.Source = id, config.SourceStaticBroker
+			e.Synonyms = []config.Synonym{{Name: "broker.id", Value: id, Source: config.SourceStaticBroker},
+				{Name: "broker.id", Value: def, Source: config.SourceDefault}}
+		default:
+			continue
+		}
+		entries[i] = e
+	}
+	return entries
 }

@@ -115,6 +115,12 @@ func TestGoldenWire(t *testing.T) {
 		lc := kmsg.NewPtrListConfigResourcesRequest()
 		lc.Version, lc.ResourceTypes = 1, []int8{32}
 		cases = append(cases, tc{"74_list_config_resources_groups_v1", lc})
+		// Telemetry: a given instance id (no subscription: the default
+		// interval, no metrics), and a push without one (INVALID_REQUEST).
+		gt := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
+		gt.ClientInstanceID = [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+		cases = append(cases, tc{"71_get_telemetry_subscriptions_v0", gt})
+		cases = append(cases, tc{"72_push_telemetry_no_instance_v0", kmsg.NewPtrPushTelemetryRequest()})
 		dt := kmsg.NewPtrDescribeTopicPartitionsRequest()
 		dt.ResponsePartitionLimit = 2000
 		dt.Topics = append(dt.Topics, kmsg.DescribeTopicPartitionsRequestTopic{Topic: "no-such-topic"})

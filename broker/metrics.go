@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/security"
+	"sharq/raftmeta/clientmetrics"
 )
 
 // metrics are the broker's Prometheus metrics. Per-API series are resolved
@@ -77,7 +78,7 @@ func newMetrics(s *Server) *metrics {
 		Help: "Request frames whose body had to wait for room under queued.max.request.bytes.",
 	}, func() float64 { return float64(s.reqBytes.stats().Waited) })
 	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, m.throttle, inFlight, waiting, peak, waits,
-		partitionCollector{s}, shareCollector{s}, groupCollector{s},
+		partitionCollector{s}, shareCollector{s}, groupCollector{s}, clientMetricsCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -160,6 +161,34 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descLogSize, prometheus.GaugeValue, float64(st.Size), name, idx)
 		}
 	}
+}
+
+var (
+	descClientMetric = prometheus.NewDesc("sharq_client_metric",
+		"A metric a client pushed (KIP-714 PushTelemetry) under a client-metrics subscription: name is the OpenTelemetry metric name, attributes its data point and resource attributes (k=v,...). Gauges and cumulative sums hold the last value, delta sums the running total. Gone when the client disconnects or stops pushing.",
+		[]string{"client_instance_id", "client_id", "name", "attributes"}, nil)
+	descClientInstances = prometheus.NewDesc("sharq_client_metrics_instances",
+		"Client instances known to client metrics (KIP-714): clients that asked for telemetry subscriptions and are still connected.", nil, nil)
+	descClientSeriesDropped = prometheus.NewDesc("sharq_client_metric_series_dropped_total",
+		"Pushed data points dropped because a client instance had 2000 series, or all together 100000.", nil, nil)
+)
+
+// clientMetricsCollector exposes what clients pushed (PushTelemetry).
+type clientMetricsCollector struct{ s *Server }
+
+func (c clientMetricsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descClientMetric
+	ch <- descClientInstances
+	ch <- descClientSeriesDropped
+}
+
+func (c clientMetricsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.s.clientMetrics.Collect(time.Now(), func(sm clientmetrics.Sample) {
+		ch <- prometheus.MustNewConstMetric(descClientMetric, prometheus.UntypedValue, sm.Value,
+			sm.InstanceID, labelValue(sm.ClientID), labelValue(sm.Name), labelValue(sm.Attrs))
+	})
+	ch <- prometheus.MustNewConstMetric(descClientInstances, prometheus.GaugeValue, float64(st.Instances))
+	ch <- prometheus.MustNewConstMetric(descClientSeriesDropped, prometheus.CounterValue, float64(st.Dropped))
 }
 
 // labelValue makes a client-chosen name (a group id, which Kafka accepts as

@@ -32,6 +32,7 @@ import (
 	"sharq/log"
 	"sharq/raftmeta"
 	"sharq/raftmeta/acl"
+	"sharq/raftmeta/clientmetrics"
 	"sharq/raftmeta/quota"
 	"sharq/share"
 	"sharq/txn"
@@ -74,13 +75,17 @@ type Server struct {
 	coordErr    error
 	producerIDs *txn.IDAllocator
 
-	metrics   *metrics
-	reqBytes  *requestBytes  // queued.max.request.bytes: reqbytes.go
-	quotas    *quota.Manager // client quotas: quotas.go
-	dirLock   *dataDirLock   // held while the server owns log.dirs
-	admin     *http.Server   // metrics.listener: /metrics, /healthz, /readyz
-	adminAddr string
-	ready     atomic.Bool // listeners accepting and metadata loaded
+	metrics  *metrics
+	reqBytes *requestBytes  // queued.max.request.bytes: reqbytes.go
+	quotas   *quota.Manager // client quotas: quotas.go
+	// clientMetrics: KIP-714 telemetry (71_get_telemetry_subscriptions.go);
+	// connSeq numbers connections for it.
+	clientMetrics *clientmetrics.Manager
+	connSeq       atomic.Uint64
+	dirLock       *dataDirLock // held while the server owns log.dirs
+	admin         *http.Server // metrics.listener: /metrics, /healthz, /readyz
+	adminAddr     string
+	ready         atomic.Bool // listeners accepting and metadata loaded
 
 	connsMu  sync.Mutex
 	conns    map[*conn]struct{}
@@ -184,6 +189,7 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		reqBytes:      newRequestBytes(cfg.QueuedMaxRequestBytes),
 		quotas: quota.New(quota.Config{Samples: int(cfg.QuotaWindowNum),
 			Window: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second}),
+		clientMetrics: clientmetrics.New(cfg.TelemetryMaxBytes),
 	}
 	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
 	s.metrics = newMetrics(s)
@@ -338,6 +344,7 @@ func (s *Server) connDone(c *conn) {
 	s.connsMu.Unlock()
 	s.metrics.connections.Dec()
 	s.dropShareSessions(c)
+	s.clientMetrics.ConnClosed(c.id)
 	s.connsWG.Done()
 }
 

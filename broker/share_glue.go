@@ -211,3 +211,16 @@ func (s *Server) stateDB() *pebble.DB { return s.coord.stateDB }
 func resolveTopic(img *raftmeta.Image, id [16]byte) *raftmeta.Topic {
 	return img.TopicsByID[raftmeta.UUID(id)]
 }
+
+// ShareStartOffset is the live SPSO of a share-partition (what /ui and
+// sharq_share_partition_start_offset show), ok false when the topic or the
+// share-partition's state is unknown. DescribeShareGroupOffsets answers
+// the persisted start offset instead, as Kafka does.
+func (s *Server) ShareStartOffset(group, topic string, partition int32) (int64, bool) {
+	t := s.meta.Image().Topics[topic]
+	if t == nil || s.share == nil {
+		return -1, false
+	}
+	spso, _, ok := s.share.Offsets(share.Key{Group: group, TopicID: t.ID, Partition: partition})
+	return spso, ok
+}

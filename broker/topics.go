@@ -175,7 +175,7 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 	brokers := sortedBrokerIDs(img)
 	if int(replicationFactor) > len(brokers) {
 		return nil, &topicCreateError{errInvalidReplicationFactor,
-			fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", replicationFactor, replicationFactor, len(brokers))}
+			fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", replicationFactor, replicationFactor, len(brokers))}
 	}
 	for k, v := range configs {
 		if err := config.ValidateTopicConfig(k, v); err != nil {

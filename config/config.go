@@ -29,6 +29,9 @@ var (
 	ErrUnknownConfig = errors.New("unknown configuration")
 	// ErrInvalidConfig: the key is known but the value is not acceptable.
 	ErrInvalidConfig = errors.New("invalid configuration")
+	// ErrNotDynamic: a known broker key AlterConfigs may not change (Kafka
+	// answers INVALID_REQUEST for it). It is an ErrInvalidConfig too.
+	ErrNotDynamic = fmt.Errorf("%w: not dynamically updatable", ErrInvalidConfig)
 )
 
 // Listener is one entry of `listeners` or `advertised.listeners`, e.g.
@@ -96,6 +99,7 @@ type Config struct {
 	ConnectionsMaxIdleMs                 int64  // connections.max.idle.ms
 	QueuedMaxRequestBytes                int64  // queued.max.request.bytes (<= 0 = unbounded)
 	QuotaWindowNum                       int32  // quota.window.num
+	TelemetryMaxBytes                    int32  // telemetry.max.bytes
 	QuotaWindowSizeSeconds               int32  // quota.window.size.seconds
 	RequestReadTimeoutMs                 int64  // sharq.request.read.timeout.ms
 	MaxIncrementalFetchSessionCacheSlots int32  // max.incremental.fetch.session.cache.slots

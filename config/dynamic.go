@@ -25,7 +25,11 @@ func (c *Config) WithDynamic(clusterDefault, perBroker map[string]string) (*Conf
 		n := make(map[string]string, len(m))
 		for _, name := range sortedKeys(m) {
 			if err := ValidateBrokerDynamic(name, m[name]); err != nil {
-				errs = append(errs, err)
+				// Kafka stores dynamic keys it does not know and ignores
+				// them; so does sharq (AlterConfigs accepts them).
+				if !errors.Is(err, ErrUnknownConfig) {
+					errs = append(errs, err)
+				}
 				continue
 			}
 			v, _ := brokerIndex[name].parse(m[name])

@@ -193,6 +193,9 @@ func BrokerEntries(c *Config) []Entry {
 		if len(e.Synonyms) > 0 {
 			e.Source = e.Synonyms[0].Source
 		}
+		if k.hideDefault && (e.Source == SourceDefault || len(e.Synonyms) == 0) {
+			continue
+		}
 		if e.Sensitive {
 			e.Value, e.Null = "", true
 			for i := range e.Synonyms {
@@ -266,14 +269,14 @@ func ValidateBrokerDynamic(name, value string) error {
 	k, ok := brokerIndex[name]
 	if !ok {
 		if hasIgnoredPrefix(name) {
-			return &Error{Key: name, Value: value, Err: ErrInvalidConfig,
-				Reason: "Cannot update these configs dynamically: Set(" + name + ")"}
+			return &Error{Key: name, Value: value, Err: ErrNotDynamic,
+				Reason: "Cannot update these configs dynamically: [" + name + "]"}
 		}
 		return &Error{Key: name, Value: value, Err: ErrUnknownConfig, Reason: "Unknown broker config name: " + name}
 	}
 	if !k.dynamic {
-		return &Error{Key: name, Value: value, Err: ErrInvalidConfig,
-			Reason: "Cannot update these configs dynamically: Set(" + name + ")"}
+		return &Error{Key: name, Value: value, Err: ErrNotDynamic,
+			Reason: "Cannot update these configs dynamically: [" + name + "]"}
 	}
 	_, err := k.parse(value)
 	return err

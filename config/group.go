@@ -23,6 +23,11 @@ type groupKey struct {
 	// names of broker keys, "" for no bound.
 	minKey, maxKey string
 	doc            string
+	// internal keys are accepted like the others but, as in Kafka 4.4's
+	// describe of a group, listed only when the group sets them. sharq's own
+	// sharq.share.* keys are too, so that a group using none of them is
+	// described exactly as Kafka describes it.
+	internal bool
 }
 
 var groupKeys = []*groupKey{
@@ -36,7 +41,8 @@ var groupKeys = []*groupKey{
 		minKey: "group.consumer.min.assignment.interval.ms", maxKey: "group.consumer.max.assignment.interval.ms",
 		doc: "The interval between assignment updates for a consumer group."},
 	{name: "consumer.assignor.offload.enable", typ: TypeBoolean, broker: "group.consumer.assignor.offload.enable",
-		doc: "Whether to offload consumer group assignment to a background thread."},
+		internal: true,
+		doc:      "Whether to offload consumer group assignment to a background thread."},
 	{name: "share.session.timeout.ms", typ: TypeInt, broker: "group.share.session.timeout.ms", valid: atLeast(1),
 		minKey: "group.share.min.session.timeout.ms", maxKey: "group.share.max.session.timeout.ms",
 		doc: "The timeout to detect client failures when using the share group protocol."},
@@ -58,13 +64,14 @@ var groupKeys = []*groupKey{
 		doc: "Controls how to read records written transactionally."},
 	{name: "share.renew.acknowledge.enable", typ: TypeBoolean, def: "true",
 		doc: "Whether the renew acknowledge type is enabled for the share group."},
-	{name: "sharq.share.fair.acquisition.enable", typ: TypeBoolean, def: "true",
+	{name: "sharq.share.fair.acquisition.enable", typ: TypeBoolean, def: "true", internal: true,
 		doc: "Fair acquisition: while other members of the share group wait for records of a share-partition or hold records there, a member gets no more than its fair share of the records in flight, and log batches are split into record ranges so the others get work. false: Kafka's batch-optimised acquisition (whole batches to whoever fetches first)."},
 	{name: "share.assignment.interval.ms", typ: TypeInt, broker: "group.share.assignment.interval.ms", valid: atLeast(0),
 		minKey: "group.share.min.assignment.interval.ms", maxKey: "group.share.max.assignment.interval.ms",
 		doc: "The interval between assignment updates for a share group."},
 	{name: "share.assignor.offload.enable", typ: TypeBoolean, broker: "group.share.assignor.offload.enable",
-		doc: "Whether to offload share group assignment to a background thread."},
+		internal: true,
+		doc:      "Whether to offload share group assignment to a background thread."},
 	{name: "streams.session.timeout.ms", typ: TypeInt, broker: "group.streams.session.timeout.ms", valid: atLeast(1),
 		minKey: "group.streams.min.session.timeout.ms", maxKey: "group.streams.max.session.timeout.ms",
 		doc: "The timeout to detect client failures when using the streams group protocol."},
@@ -82,26 +89,34 @@ var groupKeys = []*groupKey{
 	{name: "streams.assignment.interval.ms", typ: TypeInt, def: "1000", valid: between(0, 15000),
 		doc: "The interval between assignment updates for a streams group."},
 	{name: "streams.assignor.offload.enable", typ: TypeBoolean, def: "true",
-		doc: "Whether to offload streams group assignment to a background thread."},
+		internal: true,
+		doc:      "Whether to offload streams group assignment to a background thread."},
 	{name: "streams.task.offset.interval.ms", typ: TypeInt, def: "10000", valid: atLeast(1),
-		doc: "The interval in milliseconds at which streams clients report task offsets."},
+		internal: true,
+		doc:      "The interval in milliseconds at which streams clients report task offsets."},
 	{name: "streams.num.warmup.replicas", typ: TypeInt, def: "2", valid: atLeast(0),
-		doc: "The maximum number of warmup replicas."},
+		internal: true,
+		doc:      "The maximum number of warmup replicas."},
 	{name: "streams.acceptable.recovery.lag", typ: TypeLong, def: "10000", valid: atLeast(0),
-		doc: "The maximum acceptable lag for a client to be considered caught-up on a task."},
+		internal: true,
+		doc:      "The maximum acceptable lag for a client to be considered caught-up on a task."},
+	{name: "streams.assignor.name", typ: TypeString, def: "sticky",
+		doc: "The name of the assignor used by the streams group."},
+	{name: "streams.rack.aware.assignment.tags", typ: TypeList, def: "",
+		doc: "The list of client tag keys used to distribute standby replicas across racks."},
 	{name: "errors.deadletterqueue.topic.name", typ: TypeString, def: "",
 		valid: funcV{fn: checkDLQTopicName, desc: "a topic name not starting with '__'"},
 		doc:   "The name of the topic to be used as the dead-letter queue (DLQ) topic for this share group. If blank (the default), the group does not have a DLQ topic."},
 	// sharq's own share group configs (no Kafka equivalent; off by default).
-	{name: "sharq.share.redelivery.backoff.ms", typ: TypeLong, def: "0", valid: between(0, 3600000),
+	{name: "sharq.share.redelivery.backoff.ms", typ: TypeLong, def: "0", valid: between(0, 3600000), internal: true,
 		doc: "sharq only: a record released by its consumer or whose acquisition lock expired is redelivered only after this many milliseconds, multiplied by sharq.share.redelivery.backoff.multiplier for each further failed delivery, up to sharq.share.redelivery.backoff.max.ms. 0 (the default) turns the backoff off."},
-	{name: "sharq.share.redelivery.backoff.max.ms", typ: TypeLong, def: "60000", valid: between(1, 3600000),
+	{name: "sharq.share.redelivery.backoff.max.ms", typ: TypeLong, def: "60000", valid: between(1, 3600000), internal: true,
 		doc: "sharq only: the longest redelivery backoff."},
-	{name: "sharq.share.redelivery.backoff.multiplier", typ: TypeDouble, def: "2.0", valid: between(1, 1000),
+	{name: "sharq.share.redelivery.backoff.multiplier", typ: TypeDouble, def: "2.0", valid: between(1, 1000), internal: true,
 		doc: "sharq only: the factor the redelivery backoff grows by per failed delivery; 1 gives a fixed delay."},
-	{name: "sharq.share.key.ordered.enable", typ: TypeBoolean, def: "false",
+	{name: "sharq.share.key.ordered.enable", typ: TypeBoolean, def: "false", internal: true,
 		doc: "sharq only: no two records with the same key are in flight at once in a share-partition, and records of one key are delivered in offset order, across redeliveries; records with a null key are unordered."},
-	{name: "sharq.share.delivery.count.persist", typ: TypeBoolean, def: "false",
+	{name: "sharq.share.delivery.count.persist", typ: TypeBoolean, def: "false", internal: true,
 		doc: "sharq only: each acquisition's delivery count is made durable before the records are returned, so that after a crash no record is delivered more than share.delivery.count.limit times."},
 	{name: "errors.deadletterqueue.copy.record.enable", typ: TypeBoolean, def: "false",
 		doc: "When writing onto the dead-letter queue topic, whether to copy the original record onto the DLQ topic, or just write a record containing the context information headers."},
@@ -238,6 +253,9 @@ func GroupEntries(c *Config, overrides map[string]string) []Entry {
 	for _, k := range groupKeys {
 		e := Entry{Name: k.name, Type: int8(k.typ), Doc: k.doc, Source: SourceDefault}
 		ov, has := overrides[k.name]
+		if k.internal && !has {
+			continue
+		}
 		if has {
 			if pv, reason := parseTyped(k.typ, ov); reason == "" {
 				ov = formatTyped(pv)

@@ -22,6 +22,8 @@ type keyDef struct {
 	// key itself describes as null unless given explicitly (or the field was
 	// changed by hand).
 	nullUnlessSet bool
+	// hideDefault: see unlisted.
+	hideDefault bool
 
 	custom func(v any) string // extra check for structured values; "" if valid
 	// honours reports whether sharq acts on this particular value of an
@@ -60,7 +62,12 @@ func (k *keyDef) ignored() *keyDef                       { k.impl = false; retur
 func (k *keyDef) own() *keyDef                           { k.sharq = true; return k }
 func (k *keyDef) deviates(why string) *keyDef            { k.deviate = why; return k }
 func (k *keyDef) onlyHonours(f func(v any) bool) *keyDef { k.honours = f; return k }
-func (k *keyDef) folded() *keyDef                        { k.nullUnlessSet = true; k.null = true; k.def = ""; return k }
+
+// unlisted keys are described (kafka-configs --describe --all) only when
+// set, as Kafka 4.4 leaves them out: its internal keys, and the
+// authorizer's and meta.properties' keys that are not KafkaConfig's.
+func (k *keyDef) unlisted() *keyDef { k.hideDefault = true; return k }
+func (k *keyDef) folded() *keyDef   { k.nullUnlessSet = true; k.null = true; k.def = ""; return k }
 
 // custom is an extra check for keys with a structured value (listeners).
 func (k *keyDef) withCustom(f func(v any) string) *keyDef { k.custom = f; return k }
@@ -81,7 +88,7 @@ var brokerIndex = map[string]*keyDef{}
 var ignoredPrefixes = []string{"listener.name."}
 
 func init() {
-	brokerKeys = append(brokerKeyTable(), securityKeyTable()...)
+	brokerKeys = append(append(brokerKeyTable(), securityKeyTable()...), kafkaOnlyKeyTable()...)
 	sort.Slice(brokerKeys, func(i, j int) bool { return brokerKeys[i].name < brokerKeys[j].name })
 	for _, k := range brokerKeys {
 		if _, dup := brokerIndex[k.name]; dup {
@@ -154,7 +161,7 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.BrokerRack }),
 		newKey("cluster.id", TypeString, "",
 			"Cluster ID (a Kafka Uuid, 22 characters of URL-safe base64). Empty: generated on first start and kept in the data directory.").
-			own().bind(func(c *Config) any { return &c.ClusterID }),
+			own().unlisted().bind(func(c *Config) any { return &c.ClusterID }),
 		newKey("process.roles", TypeList, "broker,controller",
 			"The roles this process plays. Every sharq node is both broker and controller, so the value is checked and otherwise has no effect.").
 			deviates("Kafka requires it; sharq nodes always play both roles.").ignored().
@@ -207,6 +214,8 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.QuotaWindowNum }).check(atLeast(1)),
 		newKey("quota.window.size.seconds", TypeInt, "1", "The time span of each sample for client quotas.").
 			bind(func(c *Config) any { return &c.QuotaWindowSizeSeconds }).check(atLeast(1)),
+		newKey("telemetry.max.bytes", TypeInt, "1048576", "The maximum size (after compression if compression is used) of telemetry metrics pushed from a client to the broker (KIP-714); also the bound on a push once decompressed.").
+			bind(func(c *Config) any { return &c.TelemetryMaxBytes }).check(atLeast(1)),
 		newKey("connections.max.idle.ms", TypeLong, "600000", "Idle connections timeout: the server closes connections idle longer than this.").
 			bind(func(c *Config) any { return &c.ConnectionsMaxIdleMs }),
 		newKey("sharq.request.read.timeout.ms", TypeLong, "30000",
@@ -229,7 +238,7 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.AutoCreateTopicsEnable }),
 		newKey("delete.topic.enable", TypeBoolean, "true", "Enables topic deletion through DeleteTopics.").
 			bind(func(c *Config) any { return &c.DeleteTopicEnable }),
-		newKey("num.recovery.threads.per.data.dir", TypeInt, "1", "Threads per data directory for log recovery at startup.").ignored().dyn().check(atLeast(1)),
+		newKey("num.recovery.threads.per.data.dir", TypeInt, "2", "Threads per data directory for log recovery at startup.").ignored().dyn().check(atLeast(1)),
 		newKey("num.replica.fetchers", TypeInt, "1", "Fetcher threads replicating from each source broker.").ignored().dyn().check(atLeast(1)),
 		newKey("replica.lag.time.max.ms", TypeLong, "30000", "Time after which a follower that has not caught up leaves the ISR.").ignored(),
 		newKey("replica.fetch.max.bytes", TypeInt, "1048576", "Bytes a follower fetches per partition.").ignored().check(atLeast(0)),
@@ -315,7 +324,7 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.MaxIncrementalFetchSessionCacheSlots }).check(atLeast(0)),
 		newKey("create.topic.policy.class.name", TypeClass, "", "The create topic policy class.").nullDef().ignored(),
 		newKey("alter.config.policy.class.name", TypeClass, "", "The alter configs policy class.").nullDef().ignored(),
-		newKey("metric.reporters", TypeList, "", "Metrics reporter classes. sharq serves Prometheus metrics on metrics.listener.").ignored().dyn(),
+		newKey("metric.reporters", TypeList, "org.apache.kafka.common.metrics.JmxReporter", "Metrics reporter classes. sharq serves Prometheus metrics on metrics.listener.").ignored().dyn(),
 		// --- Offsets and the group coordinator ---
 		newKey("offsets.retention.minutes", TypeInt, "10080", "How long committed offsets of an empty group (or unsubscribed partition) are kept.").
 			bind(func(c *Config) any { return &c.OffsetsRetentionMinutes }).check(atLeast(1)),
@@ -367,7 +376,7 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.GroupConsumerMinAssignmentIntervalMs }).check(atLeast(0)),
 		newKey("group.consumer.max.assignment.interval.ms", TypeInt, "15000", "The maximum interval between assignment updates for a consumer group.").
 			bind(func(c *Config) any { return &c.GroupConsumerMaxAssignmentIntervalMs }).check(atLeast(0)),
-		newKey("group.consumer.assignor.offload.enable", TypeBoolean, "true", "Whether to offload consumer group assignment to a background thread.").ignored().dyn(),
+		newKey("group.consumer.assignor.offload.enable", TypeBoolean, "true", "Whether to offload consumer group assignment to a background thread.").ignored().dyn().unlisted(),
 
 		// --- Streams groups (KIP-1071) ---
 		newKey("group.streams.session.timeout.ms", TypeInt, "45000", "The timeout to detect client failures with the streams group protocol.").
@@ -414,7 +423,7 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.GroupShareMinAssignmentIntervalMs }).check(atLeast(0)),
 		newKey("group.share.max.assignment.interval.ms", TypeInt, "15000", "The maximum interval between assignment updates for a share group.").
 			bind(func(c *Config) any { return &c.GroupShareMaxAssignmentIntervalMs }).check(atLeast(0)),
-		newKey("group.share.assignor.offload.enable", TypeBoolean, "true", "Whether to offload share group assignment to a background thread.").ignored().dyn(),
+		newKey("group.share.assignor.offload.enable", TypeBoolean, "true", "Whether to offload share group assignment to a background thread.").ignored().dyn().unlisted(),
 		newKey("group.share.delivery.count.limit", TypeInt, "5", "The maximum number of delivery attempts for a record delivered to a share group.").
 			bind(func(c *Config) any { return &c.GroupShareDeliveryCountLimit }).check(between(2, 10)),
 		newKey("group.share.min.delivery.count.limit", TypeInt, "2", "The minimum value of the group config share.delivery.count.limit.").
@@ -445,8 +454,8 @@ func brokerKeyTable() []*keyDef {
 		newKey("share.coordinator.state.topic.min.isr", TypeShort, "2", "min.insync.replicas of __share_group_state.").ignored().check(atLeast(1)),
 		newKey("share.coordinator.state.topic.segment.bytes", TypeInt, "104857600", "Segment bytes of __share_group_state.").ignored().check(atLeast(1)),
 		newKey("share.coordinator.state.topic.compression.codec", TypeInt, "0", "Compression codec of __share_group_state.").ignored(),
-		newKey("share.coordinator.state.topic.prune.interval.ms", TypeLong, "300000", "Prune interval of __share_group_state.").ignored(),
-		newKey("share.coordinator.cold.partition.snapshot.interval.ms", TypeInt, "300000", "Snapshot interval for cold share-state partitions.").ignored(),
+		newKey("share.coordinator.state.topic.prune.interval.ms", TypeLong, "300000", "Prune interval of __share_group_state.").ignored().unlisted(),
+		newKey("share.coordinator.cold.partition.snapshot.interval.ms", TypeInt, "300000", "Snapshot interval for cold share-state partitions.").ignored().unlisted(),
 		newKey("share.coordinator.snapshot.update.records.per.snapshot", TypeInt, "500", "Update records per share-state snapshot.").ignored(),
 		newKey("share.coordinator.threads", TypeInt, "1", "Share coordinator threads.").ignored().check(atLeast(1)),
 		newKey("share.coordinator.write.timeout.ms", TypeInt, "5000", "Share coordinator write timeout.").ignored(),

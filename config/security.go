@@ -95,8 +95,8 @@ func securityKeyTable() []*keyDef {
 		newKey("authorizer.class.name", TypeString, "",
 			"The authorizer: empty (no authorization) or "+StandardAuthorizer+" (ACLs in the metadata log).").
 			check(in("", StandardAuthorizer)),
-		newKey("super.users", TypeString, "", "Principals allowed every operation, separated by semicolons: User:admin;User:CN=broker,O=Org.").nullDef(),
-		newKey("allow.everyone.if.no.acl.found", TypeBoolean, "false", "Whether a resource with no matching ACL is open to everyone.").own().deviates("Not a KafkaConfig key: StandardAuthorizer reads it from the broker config, as here."),
+		newKey("super.users", TypeString, "", "Principals allowed every operation, separated by semicolons: User:admin;User:CN=broker,O=Org.").nullDef().unlisted(),
+		newKey("allow.everyone.if.no.acl.found", TypeBoolean, "false", "Whether a resource with no matching ACL is open to everyone.").own().deviates("Not a KafkaConfig key: StandardAuthorizer reads it from the broker config, as here.").unlisted(),
 	}
 	for _, k := range keys {
 		if strings.HasPrefix(k.name, "ssl.") || strings.HasPrefix(k.name, "sasl.") || k.name == "connections.max.reauth.ms" || k.name == "sharq.ssl.handshake.timeout.ms" {

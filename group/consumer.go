@@ -192,7 +192,11 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 		if req.MemberEpoch != JoinEpoch {
 			return ConsumerHeartbeatResult{}, withMsg(ErrUnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, req.Group))
 		}
-		g = &consumerGroup{c: c, id: req.Group, members: map[string]*consumerMember{}, static: map[string]string{}, target: map[string]partSet{}}
+		// Kafka 4.4 spends two group epochs on a new group's first
+		// member (measured: a first consumer sees epoch 2, each later join
+		// or leave one more), so the new group starts one epoch ahead.
+		g = &consumerGroup{c: c, id: req.Group, members: map[string]*consumerMember{}, static: map[string]string{}, target: map[string]partSet{},
+			epoch: 1, assignmentEpoch: 1}
 		c.mu.consumer[req.Group] = g
 	}
 	topics := c.topics()

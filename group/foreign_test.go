@@ -67,7 +67,7 @@ func TestForeignGroupIDs(t *testing.T) {
 		t.Error("a classic or consumer group named s was created next to the share group")
 	}
 	// Our own group under a claimed id still answers as itself.
-	if r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "own", MemberID: "m", MemberEpoch: 1, RebalanceTimeout: -1}); r.Err != nil {
+	if r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "own", MemberID: "m", MemberEpoch: 2, RebalanceTimeout: -1}); r.Err != nil {
 		t.Errorf("own group heartbeat: %v", r.Err)
 	}
 	if _, err := c.FetchOffsets("own", "", -1, []TopicPartition{tp}, false); err != nil {

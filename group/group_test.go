@@ -97,23 +97,24 @@ func TestConsumerReconciliation(t *testing.T) {
 		return c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: id, SubscribedTopicNames: []string{"t"}, RebalanceTimeout: time.Minute})
 	}
 	a := join("a")
-	if a.Err != nil || a.MemberEpoch != 1 || len(a.Assignment[TopicID{1}]) != 4 {
+	if a.Err != nil || a.MemberEpoch != 2 || len(a.Assignment[TopicID{1}]) != 4 {
 		t.Fatalf("a joins: %+v", a)
 	}
 	b := join("b")
-	if b.Err != nil || b.MemberEpoch != 2 || len(b.Assignment[TopicID{1}]) != 0 {
+	if b.Err != nil || b.MemberEpoch != 3 || len(b.Assignment[TopicID{1}]) != 0 {
 		t.Fatalf("b joins: %+v (its partitions are still a's)", b)
 	}
-	// a learns it must give two up; it keeps epoch 1 until it does.
-	a = c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 1, RebalanceTimeout: -1})
-	if a.MemberEpoch != 1 || len(a.Assignment[TopicID{1}]) != 2 {
+	// a learns it must give two up; it keeps epoch 2 until it does (a new
+	// group starts at epoch 1, as Kafka's: its first member gets 2).
+	a = c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 2, RebalanceTimeout: -1})
+	if a.MemberEpoch != 2 || len(a.Assignment[TopicID{1}]) != 2 {
 		t.Fatalf("a revoking: %+v", a)
 	}
-	a = c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 1, RebalanceTimeout: -1, Owned: a.Assignment})
-	if a.MemberEpoch != 2 {
+	a = c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 2, RebalanceTimeout: -1, Owned: a.Assignment})
+	if a.MemberEpoch != 3 {
 		t.Fatalf("a after revoking: %+v", a)
 	}
-	b = c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: 2, RebalanceTimeout: -1})
+	b = c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: 3, RebalanceTimeout: -1})
 	if len(b.Assignment[TopicID{1}]) != 2 {
 		t.Fatalf("b after release: %+v", b)
 	}
@@ -123,13 +124,13 @@ func TestConsumerReconciliation(t *testing.T) {
 	// b stops heartbeating: a gets everything back at a new epoch.
 	for i := 0; i < 3; i++ {
 		clk.Advance(4 * time.Second)
-		c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 2, RebalanceTimeout: -1})
+		c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 3, RebalanceTimeout: -1})
 	}
-	a = c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 2, RebalanceTimeout: -1})
-	if a.Err != nil || a.MemberEpoch != 3 || len(a.Assignment[TopicID{1}]) != 4 {
+	a = c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 3, RebalanceTimeout: -1})
+	if a.Err != nil || a.MemberEpoch != 4 || len(a.Assignment[TopicID{1}]) != 4 {
 		t.Fatalf("a after b expired: %+v", a)
 	}
-	if r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: 2}); !errors.Is(r.Err, ErrUnknownMemberID) {
+	if r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: 3}); !errors.Is(r.Err, ErrUnknownMemberID) {
 		t.Fatalf("expired member: %v", r.Err)
 	}
 }
@@ -315,15 +316,15 @@ func TestConsumerRevocationTimeout(t *testing.T) {
 	c, clk := newTestCoordinator(t)
 	c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", SubscribedTopicNames: []string{"t"}, RebalanceTimeout: 5 * time.Second})
 	c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", SubscribedTopicNames: []string{"t"}, RebalanceTimeout: 5 * time.Second})
-	a := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 1, RebalanceTimeout: -1})
+	a := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 2, RebalanceTimeout: -1})
 	if len(a.Assignment[TopicID{1}]) != 2 {
 		t.Fatalf("a must revoke two: %+v", a)
 	}
 	clk.Advance(5 * time.Second)
-	if r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 1}); !errors.Is(r.Err, ErrUnknownMemberID) {
+	if r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "a", MemberEpoch: 2}); !errors.Is(r.Err, ErrUnknownMemberID) {
 		t.Fatalf("a after the revocation timeout: %v", r.Err)
 	}
-	b := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: 2, RebalanceTimeout: -1})
+	b := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g", MemberID: "b", MemberEpoch: 3, RebalanceTimeout: -1})
 	if b.Err != nil || len(b.Assignment[TopicID{1}]) != 4 {
 		t.Fatalf("b after a was fenced: %+v", b)
 	}

@@ -40,6 +40,7 @@ const (
 	ClassStorage             = "kafka.tools.StorageTool"
 	ClassTopics              = "org.apache.kafka.tools.TopicCommand"
 	ClassConfigs             = "org.apache.kafka.tools.ConfigCommand"
+	ClassClientMetrics       = "org.apache.kafka.tools.ClientMetricsCommand"
 	ClassFeatures            = "org.apache.kafka.tools.FeatureCommand"
 	ClassBrokerAPIVersions   = "org.apache.kafka.tools.BrokerApiVersionsCommand"
 	ClassConsoleProducer     = "org.apache.kafka.tools.ConsoleProducer"

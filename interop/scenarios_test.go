@@ -34,6 +34,7 @@ var scenarios = []scenario{
 	{name: "features-update", run: scenarioFeaturesUpdate, requires: []int16{57}},
 	{name: "metadata-quorum", run: scenarioMetadataQuorum, requires: []int16{55}},
 	{name: "client-quotas", run: scenarioClientQuotas, requires: []int16{48, 49}},
+	{name: "client-metrics", run: scenarioClientMetrics, requires: []int16{32, 44, 74}},
 	{name: "console", run: scenarioConsole},
 	// A compacted topic through Kafka's console tools (compaction_test.go).
 	{name: "compaction", run: scenarioCompaction, requires: []int16{1, 19, 44}},
@@ -645,6 +646,22 @@ func scenarioConfigs(t *testing.T, tg Target) {
 	if !strings.HasPrefix(all["log.dirs"].synonyms, "STATIC_BROKER_CONFIG:log.dirs=") {
 		t.Errorf("broker config log.dirs = %+v, want a STATIC_BROKER_CONFIG", all["log.dirs"])
 	}
+	// Kafka 4.4's group keys (describe --all of a group without configs),
+	// and the refusals: a read-only broker key (INVALID_CONFIG), an unknown
+	// broker key (Kafka accepts it), recorded for the golden diff.
+	describeConfigs(t, tg, "configs/group-describe-all", "--entity-type", "groups", "--entity-name", "interop-cfg-group", "--all")
+	tool(t, tg, "configs/broker-alter-read-only", "", ClassConfigs,
+		args(tg, "--alter", "--entity-type", "brokers", "--entity-name", id, "--add-config", "log.dirs=/tmp/elsewhere")...)
+	tool(t, tg, "configs/broker-alter-unknown", "", ClassConfigs,
+		args(tg, "--alter", "--entity-type", "brokers", "--entity-name", id, "--add-config", "interop.unknown.key=1")...)
+	tool(t, tg, "configs/broker-delete-unknown", "", ClassConfigs,
+		args(tg, "--alter", "--entity-type", "brokers", "--entity-name", id, "--delete-config", "interop.unknown.key")...)
+	// Error texts: a replication factor beyond the brokers, and
+	// --delete-offsets of a group and a topic that do not exist.
+	tool(t, tg, "configs/create-rf-too-big", "", ClassTopics,
+		args(tg, "--create", "--topic", "interop-rf", "--partitions", "1", "--replication-factor", "3")...)
+	tool(t, tg, "configs/delete-offsets-no-group", "", ClassConsumerGroups,
+		args(tg, "--delete-offsets", "--group", "interop-no-such-group", "--topic", topic)...)
 }
 
 // groupTable parses the column tables kafka-consumer-groups prints (a
@@ -714,8 +731,13 @@ func scenarioConsumerGroups(t *testing.T, tg Target) {
 	for i := range 6 {
 		values = append(values, fmt.Sprintf("g%d", i))
 	}
-	mustTool(t, tg, "consumer-groups/produce", strings.Join(values, "\n")+"\n", ClassConsoleProducer,
-		args(tg, "--topic", topic)...)
+	// Keyed: the same partition on both brokers, for the golden diff.
+	keyed := make([]string, len(values))
+	for i, v := range values {
+		keyed[i] = "k:" + v
+	}
+	mustTool(t, tg, "consumer-groups/produce", strings.Join(keyed, "\n")+"\n", ClassConsoleProducer,
+		args(tg, "--topic", topic, "--reader-property", "parse.key=true", "--reader-property", "key.separator=:")...)
 
 	if got := consumeGroup(t, tg, "consumer-groups/consume-classic", topic, classic, len(values)); !slices.Equal(got, values) {
 		t.Errorf("classic group consumed %v, want %v", got, values)
@@ -763,6 +785,10 @@ func scenarioConsumerGroups(t *testing.T, tg Target) {
 			rows[0]["COORDINATOR"] != fmt.Sprintf("%s (%d)", tg.Bootstrap, tg.BrokerID) {
 			t.Errorf("describe --state %s: rows %v, want one Empty row with 0 members at %s (%d)", g, rows, tg.Bootstrap, tg.BrokerID)
 		}
+		// --verbose adds GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH: Kafka's
+		// epoch rules, recorded for the golden diff.
+		mustTool(t, tg, "consumer-groups/state-verbose-"+g, "", ClassConsumerGroups,
+			args(tg, "--describe", "--group", g, "--state", "--verbose")...)
 	}
 
 	res = mustTool(t, tg, "consumer-groups/reset-offsets", "", ClassConsumerGroups,
@@ -790,6 +816,15 @@ func scenarioConsumerGroups(t *testing.T, tg Target) {
 	if names := strings.Fields(res.Stdout); slices.Contains(names, classic) || !slices.Contains(names, modern) {
 		t.Errorf("--list after delete: %v, want %s gone and %s kept", names, classic, modern)
 	}
+
+	// --delete-offsets of the empty KIP-848 group: a topic it committed,
+	// one that does not exist, and one partition that does not exist.
+	tool(t, tg, "consumer-groups/delete-offsets", "", ClassConsumerGroups,
+		args(tg, "--delete-offsets", "--group", modern, "--topic", topic)...)
+	tool(t, tg, "consumer-groups/delete-offsets-unknown-topic", "", ClassConsumerGroups,
+		args(tg, "--delete-offsets", "--group", modern, "--topic", "interop-no-such-topic")...)
+	tool(t, tg, "consumer-groups/delete-offsets-unknown-partition", "", ClassConsumerGroups,
+		args(tg, "--delete-offsets", "--group", modern, "--topic", topic+":7")...)
 
 	// The tool reports a missing group on stdout and still exits 0.
 	res = mustTool(t, tg, "consumer-groups/describe-missing", "", ClassConsumerGroups,
@@ -861,7 +896,14 @@ func scenarioShareGroups(t *testing.T, tg Target) {
 	for i := range 10 {
 		values = append(values, fmt.Sprintf("s%d", i))
 	}
-	mustTool(t, tg, "share-groups/produce", strings.Join(values, "\n")+"\n", ClassConsoleProducer, args(tg, "--topic", topic)...)
+	// One key: the same partition on both brokers (the sticky partitioner
+	// of unkeyed records picks one at random), so the golden outputs match.
+	keyed := make([]string, len(values))
+	for i, v := range values {
+		keyed[i] = "k:" + v
+	}
+	mustTool(t, tg, "share-groups/produce", strings.Join(keyed, "\n")+"\n", ClassConsoleProducer,
+		args(tg, "--topic", topic, "--reader-property", "parse.key=true", "--reader-property", "key.separator=:")...)
 
 	if got := consumeShare(t, tg, "share-groups/consume", topic, group, len(values), true); !slices.Equal(got, values) {
 		t.Errorf("share consumer got %v, want %v", got, values)
@@ -911,6 +953,9 @@ func scenarioShareGroups(t *testing.T, tg Target) {
 		rows[0]["COORDINATOR"] != fmt.Sprintf("%s (%d)", tg.Bootstrap, tg.BrokerID) {
 		t.Errorf("describe --state rows %v, want one Empty row with 0 members at %s (%d)", rows, tg.Bootstrap, tg.BrokerID)
 	}
+	// --verbose adds GROUP-EPOCH and ASSIGNMENT-EPOCH (Kafka's epoch rules
+	// on an Empty group), recorded for the golden diff.
+	shareTool("share-groups/describe-state-verbose", "--describe", "--group", group, "--state", "--verbose")
 	res = shareTool("share-groups/describe-members", "--describe", "--group", group, "--members")
 	if want := "Share group '" + group + "' has no active members."; !strings.Contains(res.Stderr, want) {
 		t.Errorf("describe --members stderr %q, want %q", res.Stderr, want)
@@ -930,6 +975,9 @@ func scenarioShareGroups(t *testing.T, tg Target) {
 	if got := consumeShare(t, tg, "share-groups/consume-after-reset", topic, group, len(values), false); !slices.Equal(got, values) {
 		t.Errorf("after reset the share consumer got %v, want %v", got, values)
 	}
+	// A second member joined and left: the epochs after a rejoin.
+	shareTool("share-groups/describe-state-verbose-rejoin", "--describe", "--group", group, "--state", "--verbose")
+	shareTool("share-groups/describe-after-rejoin", "--describe", "--group", group)
 
 	res = shareTool("share-groups/delete-offsets", "--delete-offsets", "--group", group, "--topic", topic)
 	if f := strings.Fields(res.Stdout); !slices.Equal(f, []string{"TOPIC", "STATUS", topic, "Successful"}) {
@@ -940,7 +988,8 @@ func scenarioShareGroups(t *testing.T, tg Target) {
 		t.Errorf("describe after --delete-offsets printed %q, want %q", res.Stdout, want)
 	}
 
-	res = mustTool(t, tg, "share-groups/groups-list", "", ClassGroups, args(tg, "--list")...)
+	// --share: the consumer-groups scenario's groups come and go meanwhile.
+	res = mustTool(t, tg, "share-groups/groups-list", "", ClassGroups, args(tg, "--list", "--share")...)
 	if rows := groupTable(res.Stdout); !slices.ContainsFunc(rows, func(r map[string]string) bool {
 		return r["GROUP"] == group && r["TYPE"] == "Share" && r["PROTOCOL"] == "share"
 	}) {

@@ -280,6 +280,9 @@ func readGrowing(r io.Reader, buf []byte, n int) ([]byte, error) {
 	return buf, nil
 }
 
+// ErrDecompressLimit: Decompress's input inflates past its limit.
+var ErrDecompressLimit = errors.New("decompressed size over the limit")
+
 // Decompress appends the decompressed bytes of a compressed records section
 // (codec is the batch attributes' compression bits) to dst, at most limit
 // bytes of them: a section that inflates past limit is refused rather than
@@ -300,7 +303,7 @@ func Decompress(dst []byte, codec int, p []byte, limit int) ([]byte, error) {
 		n, err := r.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+n]
 		if len(dst)-start > limit {
-			return dst[:start], fmt.Errorf("%s records inflate past %d bytes", codecName(codec), limit)
+			return dst[:start], fmt.Errorf("%s records inflate past %d bytes: %w", codecName(codec), limit, ErrDecompressLimit)
 		}
 		if err == io.EOF {
 			return dst, nil

@@ -53,8 +53,11 @@ type Image struct {
 	// ClientQuotas holds client quotas by quota entity (QuotaEntityKey):
 	// key (producer_byte_rate, ...) -> value in Kafka's decimal form.
 	ClientQuotas map[string]map[string]string
-	Features     map[string]int16 // finalized feature levels (metadata.version, ...)
-	AppliedIndex uint64
+	// ClientMetrics holds KIP-714 client metrics subscriptions by name:
+	// metrics, interval.ms, match (Kafka's client-metrics config resource).
+	ClientMetrics map[string]map[string]string
+	Features      map[string]int16 // finalized feature levels (metadata.version, ...)
+	AppliedIndex  uint64
 	// NextProducerID is the first producer id not yet handed out
 	// (AllocateProducerIDs). Added by raftmeta; not part of the original contract.
 	NextProducerID int64

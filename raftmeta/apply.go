@@ -29,6 +29,7 @@ type builder struct {
 
 	brokersOwned, topicsOwned, byIDOwned       bool
 	brokerCfgOwned, groupCfgOwned, quotasOwned bool
+	clientMetricsOwned                         bool
 	featuresOwned                              bool
 }
 
@@ -90,6 +91,14 @@ func (b *builder) clientQuotas() map[string]map[string]string {
 		b.quotasOwned = true
 	}
 	return b.img.ClientQuotas
+}
+
+func (b *builder) clientMetrics() map[string]map[string]string {
+	if !b.clientMetricsOwned {
+		b.img.ClientMetrics = cloneMap(b.img.ClientMetrics)
+		b.clientMetricsOwned = true
+	}
+	return b.img.ClientMetrics
 }
 
 func (b *builder) groupConfigs() map[string]map[string]string {
@@ -278,11 +287,16 @@ func (c *alterConfigsCmd) apply(b *builder) any {
 		next := *t
 		next.Configs = applyConfigChange(t.Configs, c.Set, c.Delete)
 		b.putTopic(&next)
-	case resourceBroker, resourceGroup, resourceClientQuota:
+	case resourceBroker, resourceGroup, resourceClientQuota, resourceClientMetrics:
 		var m map[string]map[string]string
 		switch c.Resource {
 		case resourceBroker:
 			m = b.brokerConfigs()
+		case resourceClientMetrics:
+			if c.Entity == "" {
+				return fmt.Errorf("alter an unnamed client metrics subscription: %w", ErrInvalidRequest)
+			}
+			m = b.clientMetrics()
 		case resourceClientQuota:
 			if c.Entity == "" {
 				return fmt.Errorf("alter client quotas of no entity: %w", ErrInvalidRequest)

@@ -319,6 +319,8 @@ const (
 	resourceGroup  configResource = 3
 	// resourceClientQuota's entity is a QuotaEntityKey.
 	resourceClientQuota configResource = 4
+	// resourceClientMetrics's entity is a client metrics subscription name.
+	resourceClientMetrics configResource = 5
 )
 
 // alterConfigsCmd sets then deletes dynamic config keys of one entity.
@@ -347,7 +349,7 @@ func decodeAlterConfigs(v byte, p []byte) (command, error) {
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	if c.Resource < resourceTopic || c.Resource > resourceClientQuota {
+	if c.Resource < resourceTopic || c.Resource > resourceClientMetrics {
 		return nil, fmt.Errorf("config resource %d: %w", c.Resource, ErrCorrupt)
 	}
 	return c, nil

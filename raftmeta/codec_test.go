@@ -122,12 +122,14 @@ func FuzzImageDecode(f *testing.F) {
 	f.Add(encodeImage(h.f.image()))
 	h.apply(&alterConfigsCmd{Resource: resourceClientQuota, Entity: "client-id=app", Set: map[string]string{"producer_byte_rate": "1024"}})
 	f.Add(encodeImage(h.f.image())) // version 3: client quotas
+	h.apply(&alterConfigsCmd{Resource: resourceClientMetrics, Entity: "sub", Set: map[string]string{"interval.ms": "1000"}})
+	f.Add(encodeImage(h.f.image())) // version 4: client metrics
 	f.Add([]byte("SQMI\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkImageBytes(t, data)
 		// Also as a payload with a valid header and checksum, so the fuzzer
 		// reaches the field decoders instead of the CRC check.
-		for _, v := range []string{"\x01", "\x02", "\x03"} { // 2 adds security, 3 client quotas
+		for _, v := range []string{"\x01", "\x02", "\x03", "\x04"} { // 2 adds security, 3 client quotas, 4 client metrics
 			framed := append([]byte(imageMagic+v), data...)
 			framed = binary.BigEndian.AppendUint32(framed, crc32.Checksum(data, crc32c))
 			checkImageBytes(t, framed)

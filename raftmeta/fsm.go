@@ -50,6 +50,7 @@ func emptyImage() *Image {
 		BrokerConfigs: map[string]map[string]string{},
 		GroupConfigs:  map[string]map[string]string{},
 		ClientQuotas:  map[string]map[string]string{},
+		ClientMetrics: map[string]map[string]string{},
 		Features:      map[string]int16{},
 		Scram:         map[ScramKey]ScramCredential{},
 	}

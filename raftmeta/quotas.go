@@ -48,3 +48,11 @@ func (s *Store) AlterClientQuotas(ctx context.Context, entity []QuotaEntity, set
 	_, err := s.propose(ctx, &alterConfigsCmd{Resource: resourceClientQuota, Entity: QuotaEntityKey(entity), Set: set, Delete: remove})
 	return err
 }
+
+// AlterClientMetrics sets, then removes, config keys of the client metrics
+// subscription name (KIP-714); a subscription left without keys is gone.
+// Validating keys and values is the caller's (clientmetrics.Validate).
+func (s *Store) AlterClientMetrics(ctx context.Context, name string, set map[string]string, remove []string) error {
+	_, err := s.propose(ctx, &alterConfigsCmd{Resource: resourceClientMetrics, Entity: name, Set: set, Delete: remove})
+	return err
+}

@@ -46,3 +46,43 @@ func TestClientQuotasStoredAndSnapshotted(t *testing.T) {
 		t.Fatalf("after restart: %v", s.Image().ClientQuotas)
 	}
 }
+
+func TestClientMetricsStoredAndSnapshotted(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Config{Dir: dir, NodeID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.AlterClientMetrics(ctx, "sub", map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "1000", "match": "client_id=app.*"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AlterClientMetrics(ctx, "gone", map[string]string{"interval.ms": "1000"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AlterClientMetrics(ctx, "gone", nil, []string{"interval.ms"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AlterClientMetrics(ctx, "", map[string]string{"interval.ms": "1000"}, nil); err == nil {
+		t.Error("an unnamed subscription was stored")
+	}
+	if m := s.Image().ClientMetrics; len(m) != 1 || m["sub"]["interval.ms"] != "1000" {
+		t.Fatalf("client metrics %v", m)
+	}
+	b := encodeImage(s.Image())
+	if b[4] != imageVersionV4 {
+		t.Errorf("an image with client metrics is written as version %d", b[4])
+	}
+	img, err := decodeImage(b)
+	if err != nil || img.ClientMetrics["sub"]["match"] != "client_id=app.*" {
+		t.Fatalf("snapshot: %v %v", err, img)
+	}
+	s.Close()
+	if s, err = Open(Config{Dir: dir, NodeID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if m := s.Image().ClientMetrics["sub"]; m["metrics"] != "org.apache.kafka.producer." {
+		t.Fatalf("after restart: %v", s.Image().ClientMetrics)
+	}
+}

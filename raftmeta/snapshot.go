@@ -17,9 +17,10 @@ package raftmeta
 //	  iterations)* | acls: n, (resource type, name, pattern type, principal,
 //	  host, operation, permission)*
 //	version 3: version 2 | client quotas: n, (quota entity key, values)*
+//	version 4: version 3 | client metrics: n, (subscription name, values)*
 //
-// FORMAT MIGRATION: decodeImage accepts versions 1, 2 (1 + security) and 3
-// (2 + client quotas). An image is written in the lowest version that holds
+// FORMAT MIGRATION: decodeImage accepts versions 1, 2 (1 + security), 3
+// (2 + client quotas) and 4 (3 + client metrics subscriptions). An image is written in the lowest version that holds
 // it, so a node that never used security or quotas stays readable by an
 // older binary; a higher one is written only once every voter can read it.
 
@@ -39,6 +40,8 @@ const (
 	imageVersionV2 = 2
 	// imageVersionV3 adds client quotas.
 	imageVersionV3 = 3
+	// imageVersionV4 adds client metrics subscriptions (KIP-714).
+	imageVersionV4 = 4
 )
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
@@ -48,6 +51,8 @@ func encodeImage(img *Image) []byte {
 	b = append(b, imageMagic...)
 	version := byte(imageVersionV1)
 	switch {
+	case len(img.ClientMetrics) > 0:
+		version = imageVersionV4
 	case len(img.ClientQuotas) > 0:
 		version = imageVersionV3
 	case len(img.Scram) > 0 || len(img.ACLs) > 0:
@@ -99,6 +104,9 @@ func encodeImage(img *Image) []byte {
 	if version >= imageVersionV3 {
 		b = appendConfigSet(b, img.ClientQuotas)
 	}
+	if version >= imageVersionV4 {
+		b = appendConfigSet(b, img.ClientMetrics)
+	}
 
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], crc32c))
 }
@@ -137,8 +145,8 @@ func decodeImage(data []byte) (*Image, error) {
 		return nil, fmt.Errorf("not a metadata snapshot (%d bytes): %w", len(data), ErrCorrupt)
 	}
 	version := data[len(imageMagic)]
-	if version < imageVersionV1 || version > imageVersionV3 {
-		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d to %d: %w", version, imageVersionV1, imageVersionV3, ErrCorrupt)
+	if version < imageVersionV1 || version > imageVersionV4 {
+		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d to %d: %w", version, imageVersionV1, imageVersionV4, ErrCorrupt)
 	}
 	payload := data[hdr : len(data)-4]
 	if got, want := crc32.Checksum(payload, crc32c), binary.BigEndian.Uint32(data[len(data)-4:]); got != want {
@@ -199,6 +207,9 @@ func decodeImage(data []byte) (*Image, error) {
 	}
 	if version >= imageVersionV3 {
 		img.ClientQuotas = r.configSet()
+	}
+	if version >= imageVersionV4 {
+		img.ClientMetrics = r.configSet()
 	}
 	if err := r.done(); err != nil {
 		return nil, fmt.Errorf("metadata snapshot: %w", err)

@@ -254,7 +254,7 @@ func (m *Manager) settleDLQ(j dlqJob) {
 		}
 	}
 	eff := p.sp.SettleArchiving(j.r.FirstOffset, j.r.LastOffset)
-	w := p.stageLocked(eff)
+	w := p.stageKafkaWriteLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
 	if err := m.commit(p, w); err != nil {

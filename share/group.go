@@ -116,6 +116,12 @@ type Group struct {
 	// counts, so a partition change or a re-created topic bumps the epoch.
 	topicsHash string
 	target     targetAssignment
+	// topicInfo is what the subscribed topics looked like at the last
+	// heartbeat, for recomputing the assignment when a member leaves.
+	topicInfo map[string]TopicInfo
+	// initialized counts the partitions of each topic whose share state
+	// Kafka would have initialised for this group (see initEpochs).
+	initialized map[[16]byte]int32
 }
 
 // State is Kafka's share group state: Empty or Stable.
@@ -232,6 +238,9 @@ func (c *Coordinator) Heartbeat(now time.Time, req HeartbeatRequest, cfg GroupCo
 	}
 	m := g.Members[req.MemberID]
 	sendAssignment := req.MemberEpoch == 0 || req.Subscribed != nil
+	// Kafka bumps the group epoch at most once per heartbeat, whatever
+	// changed (a new member, its subscription, the topics' metadata).
+	bump := false
 	switch {
 	case m == nil && req.MemberEpoch != 0:
 		return HeartbeatResponse{}, fmt.Errorf("%w: member %s is not in share group %s", ErrUnknownMemberID, req.MemberID, req.GroupID)
@@ -241,7 +250,7 @@ func (c *Coordinator) Heartbeat(now time.Time, req HeartbeatRequest, cfg GroupCo
 		}
 		m = &Member{ID: req.MemberID}
 		g.Members[req.MemberID] = m
-		g.Epoch++
+		bump = true
 	case req.MemberEpoch == 0:
 		// A rejoin with the same id (KAFKA-19233): accepted.
 	case req.MemberEpoch > m.Epoch:
@@ -266,13 +275,17 @@ func (c *Coordinator) Heartbeat(now time.Time, req HeartbeatRequest, cfg GroupCo
 		subs = slices.Compact(subs)
 		if !slices.Equal(subs, m.Subscribed) {
 			m.Subscribed = subs
-			g.Epoch++
+			bump = true
 		}
 	}
 	if h := g.hashTopics(topics); h != g.topicsHash {
 		g.topicsHash = h
+		bump = true
+	}
+	if bump {
 		g.Epoch++
 	}
+	g.Epoch += g.initEpochs(topics)
 	if g.AssignmentEpoch < g.Epoch {
 		g.assign(topics)
 	}
@@ -307,11 +320,50 @@ func (c *Coordinator) leave(g *Group, req HeartbeatRequest) (HeartbeatResponse, 
 	return HeartbeatResponse{MemberEpoch: -1}, nil
 }
 
+// removeMember fences a member: a new group epoch, and the target
+// assignment recomputed for it at once, as Kafka's coordinator does (so an
+// Empty group shows equal group and assignment epochs).
 func (g *Group) removeMember(id string) {
 	delete(g.Members, id)
 	delete(g.target, id)
 	g.Epoch++
+	g.assign(func(name string) (TopicInfo, bool) {
+		ti, ok := g.topicInfo[name]
+		return ti, ok
+	})
 }
+
+// initEpochs marks the subscribed partitions Kafka would initialise for
+// this group now and returns the group epochs that costs: Kafka's
+// coordinator assigns only partitions whose share state is initialised,
+// and bumps the group epoch twice for each round of initialisation (when
+// it records the partitions as initialising, and when the share
+// coordinator has initialised them). sharq assigns them at once, with the
+// same epochs.
+func (g *Group) initEpochs(topics TopicLookup) int32 {
+	grew := false
+	for _, m := range g.Members {
+		for _, name := range m.Subscribed {
+			ti, ok := topics(name)
+			if !ok || ti.Partitions <= 0 || g.initialized[ti.ID] >= ti.Partitions {
+				continue
+			}
+			if g.initialized == nil {
+				g.initialized = map[[16]byte]int32{}
+			}
+			g.initialized[ti.ID] = ti.Partitions
+			grew = true
+		}
+	}
+	if grew {
+		return 2
+	}
+	return 0
+}
+
+// ForgetInitialized drops the initialisation marks of topic (its share
+// offsets were deleted: Kafka initialises it again on the next use).
+func (g *Group) ForgetInitialized(topicID [16]byte) { delete(g.initialized, topicID) }
 
 // ExpireSessions fences members whose session timed out and returns them
 // as (group, member) pairs.
@@ -365,9 +417,11 @@ func (g *Group) hashTopics(topics TopicLookup) string {
 	}
 	sort.Strings(sorted)
 	var b strings.Builder
+	g.topicInfo = make(map[string]TopicInfo, len(sorted))
 	for _, n := range sorted {
 		if ti, ok := topics(n); ok {
 			fmt.Fprintf(&b, "%s/%x/%d;", n, ti.ID, ti.Partitions)
+			g.topicInfo[n] = ti
 		}
 	}
 	return b.String()

@@ -214,3 +214,47 @@ func TestSessionExpiryAndPartitionChange(t *testing.T) {
 		t.Errorf("a after growing to 4 partitions: %v", as)
 	}
 }
+
+// TestKafkaEpochs pins the group and assignment epochs Kafka 4.4 showed in
+// the interop golden run (kafka-share-groups --describe --state
+// --verbose): a first member joining a topic nobody initialised yet costs
+// 3 epochs (its join, then the two of share-state initialisation), leaving
+// one more with the assignment recomputed (Empty at 4/4); a later
+// join-and-leave costs 2 (6/6).
+func TestKafkaEpochs(t *testing.T) {
+	c := NewCoordinator()
+	topics := topicsOf(map[string]int32{"t": 2})
+	r := join(t, c, topics, "g", "a", "t")
+	if r.MemberEpoch != 3 || len(r.Assignment[tid("t")]) != 2 {
+		t.Fatalf("first join: %+v, want epoch 3 with both partitions", r)
+	}
+	if _, err := c.Heartbeat(t0, HeartbeatRequest{GroupID: "g", MemberID: "a", MemberEpoch: -1}, GroupConfig{}, topics, false); err != nil {
+		t.Fatal(err)
+	}
+	if g := c.Group("g"); g.Epoch != 4 || g.AssignmentEpoch != 4 || g.State() != "Empty" {
+		t.Fatalf("after leaving: %d/%d %s, want 4/4 Empty", g.Epoch, g.AssignmentEpoch, g.State())
+	}
+	r = join(t, c, topics, "g", "b", "t")
+	if r.MemberEpoch != 5 {
+		t.Fatalf("rejoin: epoch %d, want 5", r.MemberEpoch)
+	}
+	if _, err := c.Heartbeat(t0, HeartbeatRequest{GroupID: "g", MemberID: "b", MemberEpoch: -1}, GroupConfig{}, topics, false); err != nil {
+		t.Fatal(err)
+	}
+	if g := c.Group("g"); g.Epoch != 6 || g.AssignmentEpoch != 6 {
+		t.Fatalf("after the second leave: %d/%d, want 6/6", g.Epoch, g.AssignmentEpoch)
+	}
+	// Two members, one leaves: the other gets its partitions at its next
+	// heartbeat, without a new epoch.
+	ra := join(t, c, topics, "g", "a", "t")
+	rb := join(t, c, topics, "g", "b", "t")
+	ra, _ = beat(c, topics, "g", "a", ra.MemberEpoch)
+	if _, err := c.Heartbeat(t0, HeartbeatRequest{GroupID: "g", MemberID: "b", MemberEpoch: -1}, GroupConfig{}, topics, false); err != nil {
+		t.Fatal(err)
+	}
+	_ = rb
+	ra, err := beat(c, topics, "g", "a", ra.MemberEpoch)
+	if err != nil || len(c.Group("g").Members["a"].Assignment[tid("t")]) != 2 || ra.MemberEpoch != c.Group("g").AssignmentEpoch {
+		t.Fatalf("after b left: %v %+v, group %d/%d", err, ra, c.Group("g").Epoch, c.Group("g").AssignmentEpoch)
+	}
+}

@@ -186,6 +186,15 @@ type part struct {
 	// (both under mu); see commit.
 	staged    State
 	stagedSeq uint64
+	// kafkaStart is the start offset Kafka's DescribeShareGroupOffsets
+	// would show (under mu): Kafka persists a share-partition's state on
+	// acknowledgements, releases and lock expiries with the SPSO as it was
+	// *before* that change (the cached SPSO moves after the write), never
+	// on initialisation or acquisition, so the persisted value lags the
+	// live one by one write and is -1 until the first write. lastSPSO is the
+	// SPSO after the last operation, the value the next such write carries.
+	// The live SPSO stays in /ui and the metrics.
+	kafkaStart, lastSPSO int64
 
 	// wmu serialises writes of this share-partition's state; the fields
 	// below it are under wmu. Lock order: wmu, then mu.
@@ -218,7 +227,7 @@ func (m *Manager) partLocked(key Key) (_ *part, loaded bool, _ error) {
 		return p, false, nil
 	}
 	cfg := m.settings(key.Group).PartitionConfig()
-	p := &part{key: key}
+	p := &part{key: key, kafkaStart: -1, lastSPSO: -1}
 	var saved State
 	found, err := m.persister.Load(key, &saved)
 	if err != nil {
@@ -230,6 +239,8 @@ func (m *Manager) partLocked(key Key) (_ *part, loaded bool, _ error) {
 			return nil, false, fmt.Errorf("restore share-partition %s: %w", key, err)
 		}
 		p.sp = sp
+		// What was persisted is what Kafka would show after a restart.
+		p.kafkaStart, p.lastSPSO = sp.StartOffset(), sp.StartOffset()
 	} else {
 		p.sp = New(cfg)
 	}
@@ -264,6 +275,7 @@ func (w pendingWrite) or(o pendingWrite) pendingWrite {
 // that other members' acquisitions and acks never wait behind a durable
 // write (a journal append, or an fsync with log.flush.interval.messages=1).
 func (p *part) stageLocked(eff Effects) pendingWrite {
+	defer func() { p.lastSPSO = p.sp.StartOffset() }()
 	if !eff.Persist && !eff.Durable {
 		return pendingWrite{}
 	}
@@ -300,6 +312,15 @@ func (m *Manager) commit(p *part, w pendingWrite) error {
 		p.syncedSeq = seq
 	}
 	return nil
+}
+
+// stageKafkaWriteLocked is stageLocked for the changes Kafka persists
+// (acknowledgements, releases, lock expiries, archiving): see kafkaStart.
+func (p *part) stageKafkaWriteLocked(eff Effects) pendingWrite {
+	if eff.Persist || eff.Durable {
+		p.kafkaStart = p.lastSPSO
+	}
+	return p.stageLocked(eff)
 }
 
 // afterLocked follows up on an operation's effects: wakes parked fetches
@@ -371,7 +392,7 @@ func (m *Manager) expire(p *part) {
 	p.armed = time.Time{}
 	var eff Effects
 	p.release, eff = p.sp.ExpireLocks(m.clock.Now(), p.release[:0])
-	w := p.stageLocked(eff)
+	w := p.stageKafkaWriteLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
 	if err := m.commit(p, w); err != nil {
@@ -393,7 +414,7 @@ func (m *Manager) releaseMemberIn(p *part, member string) {
 	p.mu.Lock()
 	var eff Effects
 	p.release, eff = p.sp.ReleaseMember(member, m.clock.Now(), p.release[:0])
-	w := p.stageLocked(eff)
+	w := p.stageKafkaWriteLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
 	if err := m.commit(p, w); err != nil {

@@ -52,14 +52,31 @@ func (m *Manager) WithCoordinator(f func(c *Coordinator)) {
 // StoredKeys lists the share-partitions of group with persisted state.
 func (m *Manager) StoredKeys(group string) ([]Key, error) { return m.persister.Keys(group, nil) }
 
-// Offsets reports a share-partition's SPSO and lag (-1 when its log is not
-// here), from memory when it is loaded, else from its persisted state.
+// Offsets reports a share-partition's live SPSO and lag (-1 when its log
+// is not here), from memory when it is loaded, else from its persisted
+// state.
 func (m *Manager) Offsets(k Key) (spso, lag int64, ok bool) {
+	return m.offsets(k, false)
+}
+
+// KafkaOffsets is Offsets with the start offset Kafka's
+// DescribeShareGroupOffsets shows: the persisted one, which lags the live
+// SPSO by one write and is absent (ok false) before the first; see
+// part.kafkaStart.
+func (m *Manager) KafkaOffsets(k Key) (start, lag int64, ok bool) {
+	return m.offsets(k, true)
+}
+
+func (m *Manager) offsets(k Key, kafka bool) (spso, lag int64, ok bool) {
 	var sp *SharePartition
+	start := int64(-1)
 	if p := m.loaded(k); p != nil {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		sp = p.sp
+		sp, start = p.sp, p.kafkaStart
+		if !kafka {
+			start = sp.StartOffset()
+		}
 	} else {
 		var saved State
 		found, err := m.persister.Load(k, &saved)
@@ -70,9 +87,9 @@ func (m *Manager) Offsets(k Key) (spso, lag int64, ok bool) {
 		if err != nil {
 			return -1, -1, false
 		}
-		sp = restored
+		sp, start = restored, restored.StartOffset()
 	}
-	if !sp.Initialised() {
+	if !sp.Initialised() || start < 0 {
 		return -1, -1, false
 	}
 	lag = -1
@@ -81,7 +98,7 @@ func (m *Manager) Offsets(k Key) (spso, lag int64, ok bool) {
 			lag = sp.Lag(hw)
 		}
 	}
-	return sp.StartOffset(), lag, true
+	return start, lag, true
 }
 
 // PrepareReset checks that AlterShareGroupOffsets may reset group's
@@ -138,6 +155,8 @@ func (m *Manager) ResetOffset(k Key, offset int64) int16 {
 	}
 	eff.Durable = true
 	w := p.stageLocked(eff)
+	// Kafka's reset initialises the persisted state with the new offset.
+	p.kafkaStart = p.sp.StartOffset()
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
 	if err := m.commit(p, w); err != nil {
@@ -152,6 +171,9 @@ func (m *Manager) DeleteState(k Key) int16 {
 	m.mu.Lock()
 	p := m.parts[k]
 	delete(m.parts, k)
+	if g := m.coord.Group(k.Group); g != nil {
+		g.ForgetInitialized(k.TopicID)
+	}
 	m.mu.Unlock()
 	if p != nil {
 		p.mu.Lock()

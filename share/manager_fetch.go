@@ -403,7 +403,7 @@ func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches 
 		}
 	}
 	p.fair.ackedRecords(member, acked, now)
-	w := p.stageLocked(eff)
+	w := p.stageKafkaWriteLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
 	if err := m.commit(p, w); err != nil {

@@ -211,3 +211,37 @@ func TestManagerParkAndReleaseConn(t *testing.T) {
 
 func (l *memLog) Pin() error { return nil }
 func (l *memLog) Unpin()     {}
+
+// KafkaOffsets is the start offset Kafka's DescribeShareGroupOffsets
+// shows: absent until the first acknowledgement is written, then the SPSO
+// from before each written acknowledgement (Kafka moves its cached SPSO
+// after the write), while Offsets is the live SPSO.
+func TestManagerKafkaOffsets(t *testing.T) {
+	m, lg, _ := newTestManager(t)
+	lg.append(10)
+	k := Key{Group: "g", TopicID: [16]byte{1}}
+	var a Scratch
+	// Fetched (initialised, acquired) but never acknowledged: "-".
+	if r := fetchOnce(t, m, &a, "a", 0); len(r.Acquired) != 1 {
+		t.Fatalf("acquired %+v", r.Acquired)
+	}
+	if start, lag, ok := m.KafkaOffsets(k); ok || start != -1 || lag != -1 {
+		t.Errorf("before any ack: %d %d %v, want -1 -1 false", start, lag, ok)
+	}
+	if spso, _, ok := m.Offsets(k); !ok || spso != 0 {
+		t.Errorf("live SPSO %d %v, want 0", spso, ok)
+	}
+	// Accept 0-4: the write carries SPSO 0; live 5. Lag: 5 records left.
+	fetchOnce(t, m, &a, "a", 1, AckBatch{0, 4, []AckType{AckAccept}})
+	if start, lag, ok := m.KafkaOffsets(k); !ok || start != 0 || lag != 5 {
+		t.Errorf("after the first ack: %d %d %v, want 0 5", start, lag, ok)
+	}
+	// Accept 5-9: the write carries SPSO 5; live 10.
+	fetchOnce(t, m, &a, "a", 2, AckBatch{5, 9, []AckType{AckAccept}})
+	if start, _, _ := m.KafkaOffsets(k); start != 5 {
+		t.Errorf("after the second ack: %d, want 5", start)
+	}
+	if spso, _, _ := m.Offsets(k); spso != 10 {
+		t.Errorf("live SPSO %d, want 10", spso)
+	}
+}
