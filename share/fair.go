@@ -43,6 +43,15 @@ import (
 // share of the records before a split is worth it.
 const fairQuantum = 50 * time.Millisecond
 
+// fairMaxSplitBytes: log batches larger than this (on average, in the
+// share-partition's last read) are not split. Every member given a slice of
+// a batch receives and decodes the whole batch, so slicing a 1 MB batch of
+// thousands of records among ten fast members multiplies their work by
+// ten, which then makes them look slow and keeps the slicing going. Such
+// batches go whole, as in Kafka; Kafka's producer default (16 KB) is far
+// below.
+const fairMaxSplitBytes = 256 << 10
+
 // fairMarks bounds how many acquisitions a share-partition remembers to
 // time their acknowledgements.
 const fairMarks = 64
@@ -270,6 +279,9 @@ func (p *part) fairLimit(member string, spread int, end int64, now time.Time) in
 	if mi := f.member(member); mi.spread != int32(spread) {
 		mi.spread = int32(spread)
 		f.setMember(member, mi)
+	}
+	if p.batchBytes > fairMaxSplitBytes {
+		return -1
 	}
 	t := now.UnixNano()
 	others := f.othersWaiting(member, t)
