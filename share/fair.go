@@ -81,7 +81,9 @@ type fairState struct {
 	// waiting are the members contending for records here: a ShareFetch
 	// parked, or answered (empty or not) less than fairGrace ago.
 	waiting map[string]waiter
-	marks   [fairMarks]acqMark
+	// marks are allocated on the first acquisition noted (2.5 KB a
+	// share-partition, so only those that serve consumers pay for them).
+	marks   *[fairMarks]acqMark
 	next    int
 	// perRecord is the moving average of how long a record stays acquired
 	// before its acknowledgement, in nanoseconds; 0 = not known yet.
@@ -141,6 +143,9 @@ func (f *fairState) isWaiting(member string, now int64) bool {
 
 // note remembers an acquisition of n records ending at last.
 func (f *fairState) note(member string, last, n int64, now time.Time) {
+	if f.marks == nil {
+		f.marks = new([fairMarks]acqMark)
+	}
 	f.marks[f.next] = acqMark{member: member, last: last, n: n, at: now.UnixNano()}
 	f.next = (f.next + 1) % fairMarks
 }
@@ -148,6 +153,9 @@ func (f *fairState) note(member string, last, n int64, now time.Time) {
 // acked times the acquisitions of member whose last offset is in [first,
 // last]: the records were held from the acquisition until now.
 func (f *fairState) acked(member string, first, last int64, now time.Time) {
+	if f.marks == nil {
+		return
+	}
 	for i := range f.marks {
 		m := &f.marks[i]
 		if m.n == 0 || m.member != member || m.last < first || m.last > last {
