@@ -83,8 +83,8 @@ type fairState struct {
 	waiting map[string]waiter
 	// marks are allocated on the first acquisition noted (2.5 KB a
 	// share-partition, so only those that serve consumers pay for them).
-	marks   *[fairMarks]acqMark
-	next    int
+	marks *[fairMarks]acqMark
+	next  int
 	// perRecord is the moving average of how long a record stays acquired
 	// before its acknowledgement, in nanoseconds; 0 = not known yet.
 	perRecord float64
