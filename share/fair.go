@@ -11,33 +11,34 @@ import (
 // member fetches first, and clients fetch ahead, so with slow consumers one
 // member holds minutes of work while the others assigned the same
 // share-partition wait with empty fetches. While other members wait on a
-// share-partition (a ShareFetch parked, or answered empty a moment ago) or
-// hold records there, the Manager limits an acquisition to the member's
-// fair share of the work in flight and lets Acquire split a log batch into
-// record ranges (record_limit), so the remainder stays Available for the
-// others; parked ones are woken.
+// share-partition (a ShareFetch parked, or answered less than fairGrace
+// ago) or hold records there, the Manager limits an acquisition to the
+// member's fair share of the work in flight and lets Acquire split a log
+// batch into record ranges (record_limit), so the remainder stays
+// Available for the others; parked ones are woken.
 //
-//	members  = this one + the others waiting on the share-partition (a
-//	           ShareFetch parked, or answered empty in the last fairGrace)
-//	           + those holding acquired records there; the limit applies
-//	           when there is any other
+//	members  = this one + the others waiting on the share-partition +
+//	           those holding acquired records there; the limit applies
+//	           only when there is any other
 //	work     = records acquirable now (Available in the window, and new
 //	           records the window admits) + records held by every member
 //	share    = max(ceil(work x weight / members' weights), floor), where
 //	           a member's weight is 1 / the partitions it fetches from
-//	limit    = share - records this member already holds
+//	limit    = min(share - records this member already holds, MaxRecords)
 //
 // floor keeps fast consumers on today's whole batches: it is the number of
 // records a member processes in fairQuantum, from the time records stay
 // acquired before they are acknowledged and the time between a member's
-// acknowledgements (averages over the share-partition's recent ones). Splitting a batch costs one more
-// fetch and a second copy of the batch's bytes; that pays only when a
-// member would sit on the records for longer than that. Before anything was
-// acknowledged the floor is one record. With no other member waiting or
-// holding records nothing is limited: today's batch_optimized behaviour. The policy decides only which
-// member gets which records; ranges, delivery counts and locks are those of
-// any acquisition, so a client sees nothing it could not see from Kafka
-// (record_limit acquisitions split batches the same way).
+// acknowledgements (averages over the share-partition's recent ones).
+// Splitting a batch costs one more fetch and another copy of the batch's
+// bytes; that pays only when a member would sit on the records for longer
+// than that. Before anything was acknowledged the floor is one record.
+// Batches over fairMaxSplitBytes are never split. With no other member
+// waiting or holding records nothing is limited: today's batch_optimized
+// behaviour. The policy decides only which member gets which records;
+// ranges, delivery counts and locks are those of any acquisition, so a
+// client sees nothing it could not see from Kafka (record_limit
+// acquisitions split batches the same way).
 
 // fairQuantum is how much work (as time) a member may hold beyond its
 // share of the records before a split is worth it.
