@@ -11,37 +11,47 @@ import (
 // member fetches first, and clients fetch ahead, so with slow consumers one
 // member holds minutes of work while the others assigned the same
 // share-partition wait with empty fetches. While other members wait on a
-// share-partition (a ShareFetch parked, or answered empty a moment ago) or
-// hold records there, the Manager limits an acquisition to the member's
-// fair share of the work in flight and lets Acquire split a log batch into
-// record ranges (record_limit), so the remainder stays Available for the
-// others; parked ones are woken.
+// share-partition (a ShareFetch parked, or answered less than fairGrace
+// ago) or hold records there, the Manager limits an acquisition to the
+// member's fair share of the work in flight and lets Acquire split a log
+// batch into record ranges (record_limit), so the remainder stays
+// Available for the others; parked ones are woken.
 //
-//	members  = this one + the others waiting on the share-partition (a
-//	           ShareFetch parked, or answered empty in the last fairGrace)
-//	           + those holding acquired records there; the limit applies
-//	           when there is any other
+//	members  = this one + the others waiting on the share-partition +
+//	           those holding acquired records there; the limit applies
+//	           only when there is any other
 //	work     = records acquirable now (Available in the window, and new
 //	           records the window admits) + records held by every member
 //	share    = max(ceil(work x weight / members' weights), floor), where
 //	           a member's weight is 1 / the partitions it fetches from
-//	limit    = share - records this member already holds
+//	limit    = min(share - records this member already holds, MaxRecords)
 //
 // floor keeps fast consumers on today's whole batches: it is the number of
 // records a member processes in fairQuantum, from the time records stay
 // acquired before they are acknowledged and the time between a member's
-// acknowledgements (averages over the share-partition's recent ones). Splitting a batch costs one more
-// fetch and a second copy of the batch's bytes; that pays only when a
-// member would sit on the records for longer than that. Before anything was
-// acknowledged the floor is one record. With no other member waiting or
-// holding records nothing is limited: today's batch_optimized behaviour. The policy decides only which
-// member gets which records; ranges, delivery counts and locks are those of
-// any acquisition, so a client sees nothing it could not see from Kafka
-// (record_limit acquisitions split batches the same way).
+// acknowledgements (averages over the share-partition's recent ones).
+// Splitting a batch costs one more fetch and another copy of the batch's
+// bytes; that pays only when a member would sit on the records for longer
+// than that. Before anything was acknowledged the floor is one record.
+// Batches over fairMaxSplitBytes are never split. With no other member
+// waiting or holding records nothing is limited: today's batch_optimized
+// behaviour. The policy decides only which member gets which records;
+// ranges, delivery counts and locks are those of any acquisition, so a
+// client sees nothing it could not see from Kafka (record_limit
+// acquisitions split batches the same way).
 
 // fairQuantum is how much work (as time) a member may hold beyond its
 // share of the records before a split is worth it.
 const fairQuantum = 50 * time.Millisecond
+
+// fairMaxSplitBytes: log batches larger than this (on average, in the
+// share-partition's last read) are not split. Every member given a slice of
+// a batch receives and decodes the whole batch, so slicing a 1 MB batch of
+// thousands of records among ten fast members multiplies their work by
+// ten, which then makes them look slow and keeps the slicing going. Such
+// batches go whole, as in Kafka; Kafka's producer default (16 KB) is far
+// below.
+const fairMaxSplitBytes = 256 << 10
 
 // fairMarks bounds how many acquisitions a share-partition remembers to
 // time their acknowledgements.
@@ -72,8 +82,10 @@ type fairState struct {
 	// waiting are the members contending for records here: a ShareFetch
 	// parked, or answered (empty or not) less than fairGrace ago.
 	waiting map[string]waiter
-	marks   [fairMarks]acqMark
-	next    int
+	// marks are allocated on the first acquisition noted (2.5 KB a
+	// share-partition, so only those that serve consumers pay for them).
+	marks *[fairMarks]acqMark
+	next  int
 	// perRecord is the moving average of how long a record stays acquired
 	// before its acknowledgement, in nanoseconds; 0 = not known yet.
 	perRecord float64
@@ -132,6 +144,9 @@ func (f *fairState) isWaiting(member string, now int64) bool {
 
 // note remembers an acquisition of n records ending at last.
 func (f *fairState) note(member string, last, n int64, now time.Time) {
+	if f.marks == nil {
+		f.marks = new([fairMarks]acqMark)
+	}
 	f.marks[f.next] = acqMark{member: member, last: last, n: n, at: now.UnixNano()}
 	f.next = (f.next + 1) % fairMarks
 }
@@ -139,6 +154,9 @@ func (f *fairState) note(member string, last, n int64, now time.Time) {
 // acked times the acquisitions of member whose last offset is in [first,
 // last]: the records were held from the acquisition until now.
 func (f *fairState) acked(member string, first, last int64, now time.Time) {
+	if f.marks == nil {
+		return
+	}
 	for i := range f.marks {
 		m := &f.marks[i]
 		if m.n == 0 || m.member != member || m.last < first || m.last > last {
@@ -270,6 +288,9 @@ func (p *part) fairLimit(member string, spread int, end int64, now time.Time) in
 	if mi := f.member(member); mi.spread != int32(spread) {
 		mi.spread = int32(spread)
 		f.setMember(member, mi)
+	}
+	if p.batchBytes > fairMaxSplitBytes {
+		return -1
 	}
 	t := now.UnixNano()
 	others := f.othersWaiting(member, t)

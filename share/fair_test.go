@@ -298,6 +298,12 @@ func TestFairLimitSpread(t *testing.T) {
 	if got := p.fairLimit("b", 1, 300, now); got != 200 {
 		t.Fatalf("b (1 partition) limit %d, want 200", got)
 	}
+	// Batches of more than fairMaxSplitBytes go whole.
+	p.batchBytes = fairMaxSplitBytes + 1
+	if got := p.fairLimit("b", 1, 300, now); got != -1 {
+		t.Fatalf("large batches: limit %d, want none", got)
+	}
+	p.batchBytes = 0
 	delete(p.fair.waiting, "a")
 	if got := p.fairLimit("b", 1, 300, now); got != -1 {
 		t.Fatalf("b alone: limit %d, want none", got)

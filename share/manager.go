@@ -176,6 +176,8 @@ type part struct {
 	release []InFlightRange
 	// bytesPerOffset of the last log read, to size the next (readSize).
 	bytesPerOffset float64
+	// batchBytes is the average log batch size of the last read.
+	batchBytes int
 	// fair is the fair-acquisition bookkeeping (fair.go).
 	fair fairState
 	// dlqQueued are the Archiving ranges whose dead-letter writes are

@@ -438,6 +438,7 @@ func (p *part) readSize(maxRecords, maxBytes int) int {
 // returns them.
 func (p *part) noteRead(data []byte) {
 	var first, last int64 = 0, -1
+	batches := 0
 	for off := 0; off < len(data); {
 		h, size, ok := ParseBatchHeader(data[off:])
 		if !ok {
@@ -447,9 +448,13 @@ func (p *part) noteRead(data []byte) {
 			first = h.BaseOffset
 		}
 		last, off = h.LastOffset, off+size
+		batches++
 	}
 	if span := last - first + 1; span > 0 && last >= first {
 		p.bytesPerOffset = float64(len(data)) / float64(span)
+	}
+	if batches > 0 {
+		p.batchBytes = len(data) / batches
 	}
 }
 
