@@ -332,20 +332,37 @@ func (l *Log) appendBatch(batch []byte, leaderEpoch int32, marker bool) (AppendR
 		return res, err
 	}
 	l.writeOK()
+	// A transactional batch changes what read_committed readers may see
+	// (the last stable offset, the aborted index) together with the log
+	// end: both are published in one critical section below. Publishing
+	// the end first let a read_committed fetch in between see the first
+	// batch of a just-opened transaction below the LSO, or an aborted
+	// transaction's data below the LSO without its aborted-index entry
+	// (whose fsync made that window wide), and hand aborted records out.
+	var tc txnChange
+	if h.Attributes&attrTransactional != 0 {
+		if tc, err = l.prepareTxnAppend(&h, batch, active.base); err != nil {
+			l.appendMu.Unlock()
+			return res, err
+		}
+	}
+	l.producers.update(&h)
+	if marker {
+		if e := l.producers.m[h.ProducerID]; e != nil {
+			e.coordinatorEpoch = tc.coordinatorEpoch
+		}
+	}
 	l.mu.Lock()
 	active.onAppendLocked(&h, pos, int64(cfg.IndexIntervalBytes))
 	active.size.Store(pos + int64(h.Size))
 	l.mu.leo = active.next
 	end := l.mu.leo
 	logStart = l.mu.logStart
+	if h.Attributes&attrTransactional != 0 {
+		l.applyTxnLocked(&h, tc)
+	}
 	l.mu.Unlock()
 	l.size.Add(int64(h.Size))
-	if txnFirst := l.producers.update(&h); h.Attributes&attrTransactional != 0 {
-		if err := l.afterTxnAppend(&h, txnFirst, batch); err != nil {
-			l.appendMu.Unlock()
-			return res, err
-		}
-	}
 
 	wait := cfg.FlushMessages == 1
 	if cfg.FlushMessages > 1 {

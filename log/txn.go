@@ -137,47 +137,99 @@ func (ps *producerState) checkMarker(h *batchHeader) error {
 	return nil
 }
 
-// afterTxnAppend updates the open transactions and the aborted index after
-// a transactional batch was written. txnFirst is what producerState.update
-// returned. Called with appendMu held.
-func (l *Log) afterTxnAppend(h *batchHeader, txnFirst int64, batch []byte) error {
+// txnChange is what a transactional batch does to a partition's
+// transaction view, worked out by prepareTxnAppend before the batch is
+// published and applied by applyTxnLocked as it is.
+type txnChange struct {
+	// opens: a data batch that opens its producer's transaction here,
+	// whose first offset is first.
+	opens bool
+	// ends: a marker that ends the producer's open transaction here.
+	ends bool
+	// first is the first offset of the transaction opened or ended.
+	first int64
+	// aborted: the ends marker is an ABORT; its index entry (already in
+	// the segment's .txnindex file) joins the in-memory index.
+	aborted    bool
+	abortEntry abortedTxn
+	// coordinatorEpoch is a marker's coordinator epoch, for the producer
+	// state once producers.update has run.
+	coordinatorEpoch int32
+}
+
+// prepareTxnAppend works out the transaction change of batch h, written at
+// h.BaseOffset into the segment at segBase but not yet visible to readers.
+// An ABORT marker's aborted-index entry is written and fsynced to the
+// segment's .txnindex file here, so that readers see it the moment they see
+// the marker. It must run before producers.update. Called with appendMu
+// held.
+func (l *Log) prepareTxnAppend(h *batchHeader, batch []byte, segBase int64) (txnChange, error) {
+	var tc txnChange
 	pid := h.ProducerID
+	e := l.producers.m[pid]
 	if h.Attributes&attrControl == 0 {
-		l.mu.Lock()
-		if _, ok := l.txn.ongoing[pid]; !ok {
-			if e := l.producers.m[pid]; e != nil && e.txnFirst >= 0 {
-				if l.txn.ongoing == nil {
-					l.txn.ongoing = map[int64]int64{}
-				}
-				l.txn.ongoing[pid] = e.txnFirst
-				if l.txn.firstUnstable < 0 || e.txnFirst < l.txn.firstUnstable {
-					l.txn.firstUnstable = e.txnFirst
-				}
-			}
+		// applyTxnLocked ignores it if the transaction is open already.
+		tc.opens, tc.first = true, h.BaseOffset
+		if e != nil && e.txnFirst >= 0 {
+			tc.first = e.txnFirst
 		}
-		l.mu.Unlock()
-		return nil
+		return tc, nil
 	}
 	typ, ce, _ := controlRecord(batch[batchHeaderSize:])
-	if e := l.producers.m[pid]; e != nil {
-		e.coordinatorEpoch = ce
+	tc.coordinatorEpoch = ce
+	if e == nil || e.txnFirst < 0 {
+		return tc, nil
 	}
-	if txnFirst < 0 {
-		return nil
-	}
-	l.mu.Lock()
-	delete(l.txn.ongoing, pid)
-	l.txn.recompute()
-	lso := l.txn.firstUnstable
-	active := l.activeLocked()
-	l.mu.Unlock()
+	tc.ends, tc.first = true, e.txnFirst
 	if typ != controlAbort {
-		return nil
+		return tc, nil
 	}
+	// The entry's lastStableOffset is the partition's LSO once this
+	// transaction is gone: the oldest other open transaction, or the
+	// offset after the marker.
+	lso := int64(-1)
+	l.mu.RLock()
+	for other, f := range l.txn.ongoing {
+		if other != pid && (lso < 0 || f < lso) {
+			lso = f
+		}
+	}
+	l.mu.RUnlock()
 	if lso < 0 {
 		lso = h.BaseOffset + 1
 	}
-	return l.addAborted(active.base, abortedTxn{producerID: pid, first: txnFirst, last: h.BaseOffset, lso: lso})
+	tc.aborted = true
+	tc.abortEntry = abortedTxn{producerID: pid, first: e.txnFirst, last: h.BaseOffset, lso: lso, segment: segBase}
+	if err := l.persistAborted(&tc.abortEntry); err != nil {
+		return tc, err
+	}
+	return tc, nil
+}
+
+// applyTxnLocked applies tc to the open transactions and the aborted index,
+// in the critical section that publishes the batch. Called with appendMu
+// and mu held.
+func (l *Log) applyTxnLocked(h *batchHeader, tc txnChange) {
+	pid := h.ProducerID
+	switch {
+	case tc.opens:
+		if _, ok := l.txn.ongoing[pid]; ok {
+			return
+		}
+		if l.txn.ongoing == nil {
+			l.txn.ongoing = map[int64]int64{}
+		}
+		l.txn.ongoing[pid] = tc.first
+		if l.txn.firstUnstable < 0 || tc.first < l.txn.firstUnstable {
+			l.txn.firstUnstable = tc.first
+		}
+	case tc.ends:
+		delete(l.txn.ongoing, pid)
+		l.txn.recompute()
+		if tc.aborted {
+			l.txn.aborted = append(l.txn.aborted, tc.abortEntry)
+		}
+	}
 }
 
 // LastStableOffset is the end of what read_committed consumers may see: the

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -212,4 +213,76 @@ func FuzzControlRecord(f *testing.F) {
 			t.Fatalf("failed parse returned %d %d", typ, ce)
 		}
 	})
+}
+
+// syncHookFS calls onSync before each fsync of a file whose name ends in
+// suffix: a test looks at the log while the write path waits on the disk.
+type syncHookFS struct {
+	FS
+	suffix string
+	onSync func()
+}
+
+func (s *syncHookFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := s.FS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, s.suffix) {
+		return f, err
+	}
+	return &syncHookFile{File: f, onSync: s.onSync}, nil
+}
+
+type syncHookFile struct {
+	File
+	onSync func()
+}
+
+func (f *syncHookFile) Sync() error {
+	f.onSync()
+	return f.File.Sync()
+}
+
+// TestAbortVisibleWithItsIndexEntry: while an ABORT marker's aborted-index
+// entry is being fsynced, a read_committed reader must not see the aborted
+// data without the entry. The marker used to be published (moving the LSO
+// past the aborted data) before the entry reached the in-memory index, and
+// a fetch in that window handed the aborted records out as committed (the
+// franz-go transactional chain test saw more records than were produced).
+func TestAbortVisibleWithItsIndexEntry(t *testing.T) {
+	var l *Log
+	checks := 0
+	check := func(when string) {
+		t.Helper()
+		b, err := l.ReadCommitted(0, 1<<20, nil)
+		if err != nil {
+			t.Fatalf("%s: read_committed: %v", when, err)
+		}
+		upTo := NextOffsetAfter(b)
+		ab := l.AbortedTransactions(0, upTo, nil)
+		// offsets 2-4 are the aborted transaction of producer 2
+		if upTo > 2 && !reflect.DeepEqual(ab, []AbortedTxn{{ProducerID: 2, FirstOffset: 2}}) {
+			t.Errorf("%s: read_committed returns offsets below %d (LSO %d) with aborted transactions %v: the aborted data of producer 2 reads as committed",
+				when, upTo, l.LastStableOffset(), ab)
+		}
+	}
+	fsys := &syncHookFS{FS: NewMemFS(), suffix: txnIndexSuffix, onSync: func() {
+		checks++
+		check("during the abort index fsync")
+	}}
+	f := newFixture(t, fsys)
+	l = f.log(Config{})
+	mustAppend(t, l, makeBatch(plain(2)))  // 0-1
+	mustAppend(t, l, txnBatch(2, 0, 0, 3)) // 2-4
+	if got := l.LastStableOffset(); got != 2 {
+		t.Fatalf("LSO with the transaction open = %d, want 2", got)
+	}
+	if _, err := l.AppendMarker(2, 0, false, 0, 0); err != nil { // 5
+		t.Fatal(err)
+	}
+	if checks == 0 {
+		t.Fatal("the abort index was never fsynced")
+	}
+	check("after the abort")
+	if got := l.LastStableOffset(); got != 6 {
+		t.Fatalf("LSO after the abort = %d, want 6", got)
+	}
 }

@@ -71,11 +71,11 @@ func decodeTxnIndex(b []byte, base int64) ([]abortedTxn, error) {
 	return out, nil
 }
 
-// addAborted appends an entry to the in-memory index and to the segment's
-// file, fsynced. Called with appendMu held.
-func (l *Log) addAborted(segBase int64, a abortedTxn) error {
-	a.segment = segBase
-	name := l.filePath(segmentName(segBase, txnIndexSuffix))
+// persistAborted appends an entry to its segment's .txnindex file,
+// fsynced; applyTxnLocked adds it to the in-memory index when its marker is
+// published. Called with appendMu held.
+func (l *Log) persistAborted(a *abortedTxn) error {
+	name := l.filePath(segmentName(a.segment, txnIndexSuffix))
 	f, err := l.fs.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return l.fail("open "+name, err)
@@ -100,9 +100,6 @@ func (l *Log) addAborted(segBase int64, a abortedTxn) error {
 			return l.fail("sync "+l.dir, err)
 		}
 	}
-	l.mu.Lock()
-	l.txn.aborted = append(l.txn.aborted, a)
-	l.mu.Unlock()
 	return nil
 }
 
