@@ -61,7 +61,7 @@ func walkCleanRecords(p []byte, count int32, fn func(r *cleanRecord)) error {
 		}
 		restStart := next2
 		kl, n := varintAt(rec, next2)
-		if n < 0 || kl > int64(len(rec)-n) {
+		if n < 0 || kl < -1 || kl > int64(len(rec)-n) {
 			return fmt.Errorf("%w: record %d: bad key length", ErrCorruptMessage, i)
 		}
 		r.key = nil
@@ -70,8 +70,14 @@ func walkCleanRecords(p []byte, count int32, fn func(r *cleanRecord)) error {
 			n += int(kl)
 		}
 		vl, n2 := varintAt(rec, n)
-		if n2 < 0 || vl > int64(len(rec)-n2) {
+		if n2 < 0 || vl < -1 || vl > int64(len(rec)-n2) {
 			return fmt.Errorf("%w: record %d: bad value length", ErrCorruptMessage, i)
+		}
+		// The header count must be there too: a record padded out by an
+		// over-long varint but missing it would be written back shorter
+		// than any record can be.
+		if hc, n3 := varintAt(rec, n2+int(max(vl, 0))); n3 < 0 || hc < 0 {
+			return fmt.Errorf("%w: record %d: bad header count", ErrCorruptMessage, i)
 		}
 		r.raw = p[pos:end]
 		r.attrs = rec[0]
