@@ -419,6 +419,11 @@ func (p *SharePartition) keyHeldViews(views []InFlightRange) []InFlightRange {
 // maxInflate bounds one batch's decompressed records when keys are read.
 const maxInflate = 128 << 20
 
+// maxBatchOffsets bounds the offsets one batch may span when its keys are
+// read (8 MiB of key hashes); a larger batch is delivered unordered, as
+// one whose records do not decode is (learnBatch).
+const maxBatchOffsets = 1 << 20
+
 // Decompressor appends the decompressed records section of a batch
 // (codec: the attributes' compression bits) to dst, at most limit bytes
 // (sharq/log's Decompress).
@@ -468,6 +473,10 @@ func AppendRecordKeys(dst []uint64, b []byte, dec Decompressor, dbuf []byte) ([]
 	rh, ok := recordbatch.Next(b)
 	if !ok || int(rh.Size) > len(b) || rh.LastOffsetDelta < 0 {
 		return dst, dbuf, errors.New("share: malformed batch")
+	}
+	if rh.LastOffsetDelta >= maxBatchOffsets {
+		// One key per offset: a damaged header must not cost gigabytes.
+		return dst, dbuf, fmt.Errorf("share: batch %d spans %d offsets, more than the %d keys are read for", rh.BaseOffset, int64(rh.LastOffsetDelta)+1, maxBatchOffsets)
 	}
 	n := int64(rh.LastOffsetDelta) + 1
 	start := len(dst)
