@@ -68,8 +68,7 @@ type consumerMember struct {
 	assignor               string
 	assigned               partSet
 	revoking               partSet
-	hbTimer, revTimer      Timer
-	hbSeq, revSeq          uint64
+	memberTimers
 }
 
 type consumerGroup struct {
@@ -431,8 +430,7 @@ func (g *consumerGroup) reconcileLocked(m *consumerMember, owned partSet) {
 		}
 		m.revoking = partSet{}
 		m.state = memberStable
-		m.revSeq++
-		stopTimer(m.revTimer)
+		m.stopRevocationLocked()
 	}
 	if m.epoch == g.assignmentEpoch && m.state == memberStable {
 		return
@@ -476,17 +474,8 @@ func (g *consumerGroup) reconcileLocked(m *consumerMember, owned partSet) {
 // armRevocationLocked fences a member that does not revoke within its
 // rebalance timeout.
 func (g *consumerGroup) armRevocationLocked(m *consumerMember) {
-	stopTimer(m.revTimer)
-	m.revSeq++
-	seq := m.revSeq
-	d := m.rebalanceTimeout
-	if d <= 0 {
-		d = 5 * time.Minute
-	}
-	m.revTimer = g.c.clock.AfterFunc(d, func() {
-		g.c.mu.Lock()
-		defer g.c.mu.Unlock()
-		if m.revSeq != seq || g.c.mu.closed || g.members[m.id] != m || m.state != memberUnrevoked {
+	m.armRevocationLocked(g.c, m.rebalanceTimeout, func() {
+		if g.members[m.id] != m || m.state != memberUnrevoked {
 			return
 		}
 		g.c.logger.Info("member did not revoke partitions in time", "group", g.id, "member", m.id)
@@ -496,13 +485,8 @@ func (g *consumerGroup) armRevocationLocked(m *consumerMember) {
 }
 
 func (g *consumerGroup) scheduleSessionLocked(m *consumerMember, d time.Duration) {
-	stopTimer(m.hbTimer)
-	m.hbSeq++
-	seq := m.hbSeq
-	m.hbTimer = g.c.clock.AfterFunc(d, func() {
-		g.c.mu.Lock()
-		defer g.c.mu.Unlock()
-		if m.hbSeq != seq || g.c.mu.closed || g.members[m.id] != m {
+	m.armSessionLocked(g.c, d, func() {
+		if g.members[m.id] != m {
 			return
 		}
 		g.c.logger.Info("member session expired", "group", g.id, "member", m.id)
@@ -512,10 +496,7 @@ func (g *consumerGroup) scheduleSessionLocked(m *consumerMember, d time.Duration
 }
 
 func (g *consumerGroup) removeMemberLocked(m *consumerMember) {
-	stopTimer(m.hbTimer)
-	stopTimer(m.revTimer)
-	m.hbSeq++
-	m.revSeq++
+	m.stopLocked()
 	delete(g.members, m.id)
 	delete(g.target, m.id)
 	if m.instanceID != "" && g.static[m.instanceID] == m.id {

@@ -111,8 +111,7 @@ type streamsMember struct {
 	// revokingActive/revokingStandby what it must still give up.
 	active, standby, warmup         taskSet
 	revokingActive, revokingStandby taskSet
-	hbTimer, revTimer               Timer
-	hbSeq, revSeq                   uint64
+	memberTimers
 }
 
 type streamsGroup struct {
@@ -542,8 +541,7 @@ func (g *streamsGroup) reconcileLocked(m *streamsMember, owned *streamsOwned) {
 		}
 		m.revokingActive, m.revokingStandby = taskSet{}, taskSet{}
 		m.state = memberStable
-		m.revSeq++
-		stopTimer(m.revTimer)
+		m.stopRevocationLocked()
 	}
 	if m.epoch == g.assignmentEpoch && m.state == memberStable {
 		return
@@ -612,17 +610,8 @@ func (g *streamsGroup) reconcileLocked(m *streamsMember, owned *streamsOwned) {
 // armRevocationLocked removes a member that does not revoke its tasks
 // within its rebalance timeout.
 func (g *streamsGroup) armRevocationLocked(m *streamsMember) {
-	stopTimer(m.revTimer)
-	m.revSeq++
-	seq := m.revSeq
-	d := m.rebalanceTimeout
-	if d <= 0 {
-		d = 5 * time.Minute
-	}
-	m.revTimer = g.c.clock.AfterFunc(d, func() {
-		g.c.mu.Lock()
-		defer g.c.mu.Unlock()
-		if m.revSeq != seq || g.c.mu.closed || g.members[m.id] != m || m.state != memberUnrevoked {
+	m.armRevocationLocked(g.c, m.rebalanceTimeout, func() {
+		if g.members[m.id] != m || m.state != memberUnrevoked {
 			return
 		}
 		g.c.logger.Info("streams member did not revoke tasks in time", "group", g.id, "member", m.id)
@@ -632,13 +621,8 @@ func (g *streamsGroup) armRevocationLocked(m *streamsMember) {
 }
 
 func (g *streamsGroup) scheduleSessionLocked(m *streamsMember, d time.Duration) {
-	stopTimer(m.hbTimer)
-	m.hbSeq++
-	seq := m.hbSeq
-	m.hbTimer = g.c.clock.AfterFunc(d, func() {
-		g.c.mu.Lock()
-		defer g.c.mu.Unlock()
-		if m.hbSeq != seq || g.c.mu.closed || g.members[m.id] != m {
+	m.armSessionLocked(g.c, d, func() {
+		if g.members[m.id] != m {
 			return
 		}
 		g.c.logger.Info("streams member session expired", "group", g.id, "member", m.id)
@@ -648,10 +632,7 @@ func (g *streamsGroup) scheduleSessionLocked(m *streamsMember, d time.Duration) 
 }
 
 func (g *streamsGroup) removeMemberLocked(m *streamsMember) {
-	stopTimer(m.hbTimer)
-	stopTimer(m.revTimer)
-	m.hbSeq++
-	m.revSeq++
+	m.stopLocked()
 	delete(g.members, m.id)
 	delete(g.target, m.id)
 	if m.instanceID != "" && g.static[m.instanceID] == m.id {
