@@ -23,6 +23,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"sharq/group"
+	"sharq/log/statejournal"
 	"sharq/share"
 	"sharq/txn"
 )
@@ -34,12 +35,12 @@ type coordinatorState struct {
 	// shareJournal is the share persister's journal file (see
 	// newSharePersister), closed before stateDB.
 	shareJournal io.Closer
-	// txnJournal is the transaction coordinator's store and journal file
-	// (txn.JournaledStore), closed after the coordinator and before the
-	// state store.
-	txnJournal io.Closer
-	groups     *group.Coordinator
-	txn        *txn.Coordinator
+	// stateJournal is the journal in front of stateDB that the group and
+	// transaction coordinators commit through (log/statejournal), closed
+	// after both and before the state store.
+	stateJournal *statejournal.Journal
+	groups       *group.Coordinator
+	txn          *txn.Coordinator
 	// others are extra group directories (share groups), consulted by
 	// ListGroups, DescribeGroups and DeleteGroups after the consumer
 	// group coordinator.
@@ -116,23 +117,42 @@ func (s *Server) openCoordinators(state stateDB) error {
 	if err != nil {
 		return err
 	}
+	// A transaction journal left by an earlier sharq goes into pebble
+	// before anything reads the transaction state.
+	if err := txn.ReplayLegacyJournal(db, filepath.Join(dir, "txn.journal"), s.logger.With("component", "txn-journal")); err != nil {
+		db.Close()
+		return err
+	}
+	// Offset commits and transaction state survive a killed process with
+	// one write(2), as Kafka's internal topics do in the page cache; with
+	// log.flush.interval.messages=1 each write is fsynced too.
+	sj, err := statejournal.Open(db, filepath.Join(dir, "state.journal"), statejournal.Options{
+		SyncEveryWrite: s.effectiveConfig().LogFlushIntervalMessages == 1,
+		Logger:         s.logger.With("component", "state-journal"),
+	})
+	if err != nil {
+		db.Close()
+		return err
+	}
 	gc, err := group.New(group.Config{
-		Store:    group.NewPebbleStore(db),
+		Store:    group.NewJournaledPebbleStore(db, sj),
 		Logger:   s.logger.With("component", "groups"),
 		Topics:   s.groupTopics,
 		Settings: s.groupSettings,
 	})
 	if err != nil {
+		sj.Close()
 		db.Close()
 		return fmt.Errorf("open group coordinator: %w", err)
 	}
-	tc, tj, err := s.newTxnCoordinator(db, dir, gc)
+	tc, err := s.newTxnCoordinator(db, sj, gc)
 	if err != nil {
 		gc.Close()
+		sj.Close()
 		db.Close()
 		return fmt.Errorf("open transaction coordinator: %w", err)
 	}
-	s.coord.txnJournal = tj
+	s.coord.stateJournal = sj
 	s.coord.stateDB, s.coord.stateDir, s.coord.groups, s.coord.txn = db, dir, gc, tc
 	interval := time.Duration(s.cfg.OffsetsRetentionCheckIntervalMs) * time.Millisecond
 	s.bgWG.Add(2)
@@ -157,11 +177,11 @@ func (s *Server) closeCoordinators() error {
 		s.coord.groups.Close()
 	}
 	var errs []error
-	if s.coord.txnJournal != nil {
-		if err := s.coord.txnJournal.Close(); err != nil {
+	if s.coord.stateJournal != nil {
+		if err := s.coord.stateJournal.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		s.coord.txnJournal = nil
+		s.coord.stateJournal = nil
 	}
 	if s.coord.shareJournal != nil {
 		if err := s.coord.shareJournal.Close(); err != nil {

@@ -6,28 +6,23 @@ package broker
 
 import (
 	"errors"
-	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/pebble"
 
 	"sharq/group"
 	"sharq/log"
+	"sharq/log/statejournal"
 	"sharq/txn"
 )
 
 // newTxnCoordinator opens the transaction coordinator on the node's state
-// store. State changes go through a journal (<state dir>/txn.journal) that
-// reaches the page cache without an fsync, as Kafka's __transaction_state
-// does; with log.flush.interval.messages=1 the journal fsyncs every write.
-func (s *Server) newTxnCoordinator(db *pebble.DB, stateDir string, gc *group.Coordinator) (*txn.Coordinator, *txn.JournaledStore, error) {
-	syncEvery := s.effectiveConfig().LogFlushIntervalMessages == 1
-	store, err := txn.OpenJournaledStore(db, filepath.Join(stateDir, "txn.journal"), syncEvery, s.logger.With("component", "txn-journal"))
-	if err != nil {
-		return nil, nil, err
-	}
-	tc, err := txn.New(txn.Config{
-		Store:           store,
+// store, with state changes committed through the state journal sj (one
+// write(2) per change, as Kafka's __transaction_state reaches the page
+// cache; see log/statejournal).
+func (s *Server) newTxnCoordinator(db *pebble.DB, sj *statejournal.Journal, gc *group.Coordinator) (*txn.Coordinator, error) {
+	return txn.New(txn.Config{
+		Store:           txn.NewJournaledStore(db, sj),
 		IDs:             s.producerIDs,
 		Markers:         markerWriter{s},
 		Offsets:         gc,
@@ -41,11 +36,6 @@ func (s *Server) newTxnCoordinator(db *pebble.DB, stateDir string, gc *group.Coo
 			}
 		},
 	})
-	if err != nil {
-		store.Close()
-		return nil, nil, err
-	}
-	return tc, store, nil
 }
 
 func (s *Server) txnPartitionExists(tp txn.TopicPartition) bool {

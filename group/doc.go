@@ -24,7 +24,10 @@
 // deletions write under both. Lock order: io stripe, then mu.
 //
 // Durability: committed offsets are written through an OffsetStore before
-// OffsetCommit answers. Group membership (and a streams group's topology)
+// OffsetCommit answers. The broker's store journals each write
+// (log/statejournal): one write(2) that survives a process crash, as
+// Kafka's __consumer_offsets does in the page cache, and an fsync only with
+// log.flush.interval.messages=1 or at a checkpoint. Group membership (and a streams group's topology)
 // is not stored: after a restart members get UNKNOWN_MEMBER_ID and rejoin
 // (streams members with their topology), as they do in Kafka after a
 // coordinator moves.

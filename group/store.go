@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble"
+
+	"sharq/log/statejournal"
 )
 
 // TopicPartition names a partition by topic name.
@@ -106,10 +108,29 @@ func (s *MemStore) Load() (map[string]map[TopicPartition]Offset, error) {
 // opens <log.dirs>/state once for groups and share groups).
 type PebbleStore struct {
 	db *pebble.DB
+	// j journals writes (see log/statejournal): nil makes every write a
+	// pebble Sync commit.
+	j *statejournal.Journal
 }
 
-// NewPebbleStore uses db under KeyPrefix.
+// NewPebbleStore uses db under KeyPrefix; every write is fsynced.
 func NewPebbleStore(db *pebble.DB) *PebbleStore { return &PebbleStore{db: db} }
+
+// NewJournaledPebbleStore uses db under KeyPrefix with writes through j:
+// an offset commit survives a process crash with one write(2), as Kafka's
+// __consumer_offsets survives one in the page cache, instead of an fsync
+// per commit.
+func NewJournaledPebbleStore(db *pebble.DB, j *statejournal.Journal) *PebbleStore {
+	return &PebbleStore{db: db, j: j}
+}
+
+// commit makes b durable as the store promises (see PebbleStore.j).
+func (s *PebbleStore) commit(b *pebble.Batch) error {
+	if s.j != nil {
+		return s.j.Commit(b)
+	}
+	return b.Commit(pebble.Sync)
+}
 
 func (s *PebbleStore) Commit(group string, offsets map[TopicPartition]Offset) error {
 	b := s.db.NewBatch()
@@ -119,7 +140,7 @@ func (s *PebbleStore) Commit(group string, offsets map[TopicPartition]Offset) er
 			return fmt.Errorf("commit offsets of group %s: %w", group, err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.commit(b); err != nil {
 		return fmt.Errorf("commit offsets of group %s: %w", group, err)
 	}
 	return nil
@@ -133,7 +154,7 @@ func (s *PebbleStore) Delete(group string, tps []TopicPartition) error {
 			return fmt.Errorf("delete offsets of group %s: %w", group, err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.commit(b); err != nil {
 		return fmt.Errorf("delete offsets of group %s: %w", group, err)
 	}
 	return nil
@@ -141,7 +162,12 @@ func (s *PebbleStore) Delete(group string, tps []TopicPartition) error {
 
 func (s *PebbleStore) DeleteGroup(group string) error {
 	lo := groupPrefix(group)
-	if err := s.db.DeleteRange(lo, prefixEnd(lo), pebble.Sync); err != nil {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange(lo, prefixEnd(lo), nil); err != nil {
+		return fmt.Errorf("delete group %s: %w", group, err)
+	}
+	if err := s.commit(b); err != nil {
 		return fmt.Errorf("delete group %s: %w", group, err)
 	}
 	return nil

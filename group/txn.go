@@ -277,7 +277,7 @@ func (s *PebbleStore) StageTxn(group string, pid int64, offsets map[TopicPartiti
 			return fmt.Errorf("stage offsets of group %s: %w", group, err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.commit(b); err != nil {
 		return fmt.Errorf("stage offsets of group %s: %w", group, err)
 	}
 	return nil
@@ -310,7 +310,7 @@ func (s *PebbleStore) CompleteTxn(group string, pid int64, commit bool) error {
 	if err := b.DeleteRange(lo, hi, nil); err != nil {
 		return fmt.Errorf("complete offsets of group %s: %w", group, err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.commit(b); err != nil {
 		return fmt.Errorf("complete offsets of group %s: %w", group, err)
 	}
 	return nil

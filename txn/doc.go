@@ -49,11 +49,12 @@
 // Every transition is durable before it takes effect, so a crash loses
 // nothing acknowledged: an open transaction is still open after a restart
 // (and times out if its producer is gone), a prepared one is completed.
-// The broker uses JournaledStore (journal.go): a transition is appended to
-// a journal file with one write(2), which survives a killed process (an
-// fsync too when the operator asks for flush-per-message), then written to
-// pebble without sync; pebble synced at checkpoints. A pebble Sync write
-// per transition cost two fsyncs per commit, the whole tail of its latency.
+// The broker uses JournaledStore (journal.go): a transition is committed
+// through the broker's state journal (log/statejournal), one write(2) that
+// survives a killed process (an fsync too when the operator asks for
+// flush-per-message), then written to pebble without sync; pebble synced
+// at checkpoints. A pebble Sync write per transition cost two fsyncs per
+// commit, the whole tail of its latency.
 //
 // Producer ids come from IDAllocator, which reserves blocks of 1000 through
 // the metadata store: the idempotent path (NewProducerID) is a mutex and a

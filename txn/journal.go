@@ -1,21 +1,21 @@
 package txn
 
-// Transaction-state journal.
+// Transaction state through the node's state journal.
 //
 // Why: a transaction's state change (a partition added, the commit
 // decision, its completion) must survive a process crash (kill -9) before
 // the coordinator acts on it, as Kafka's __transaction_state log does: that
 // log sits in the OS page cache and is fsynced only when the operator asks.
 // A pebble Sync write costs an fsync per state change (two per commit), the
-// whole tail of the commit latency on a busy disk; pebble's NoSync writes
-// do not survive a process crash (pebble buffers WAL records in user space
-// and writes them from a goroutine). So a state change is first appended
-// here with one write(2), which the kernel keeps through a process crash,
-// then written to pebble without sync. A checkpoint (a pebble Sync write,
-// then truncation) empties the journal once it passes CheckpointBytes, and
-// on Close; opening replays it into pebble.
+// whole tail of the commit latency on a busy disk. So every change is
+// committed through the broker's state journal (log/statejournal): one
+// write(2), then pebble without sync. Staged consumer offsets (group/) go
+// through the same journal, so the two stay in the order they were made.
 //
-// FORMAT: one append-only file of records, no file header:
+// Before the shared journal, this package kept its own (txn.journal in the
+// state directory). ReplayLegacyJournal applies one left by a crash of an
+// earlier sharq and removes it. Its FORMAT, one append-only file of
+// records, no file header:
 //
 //	uint32  length of the rest of the record (big-endian), 2..maxTxnRecord
 //	uint32  CRC-32C (Castagnoli) of the rest of the record (big-endian)
@@ -24,9 +24,9 @@ package txn
 //	bytes   the transactional id
 //	bytes   put: the state as EncodeMetadata writes it (versioned itself)
 //
-// A record that does not check out ends the replay: a torn tail (a crash
-// during a write) is cut silently, anything after it is logged as damage
-// and the damaged file is kept beside the journal for inspection.
+// A record that does not check out ends the replay: a torn tail is cut
+// silently, anything after it is logged as damage and the damaged file is
+// kept beside it for inspection.
 
 import (
 	"encoding/binary"
@@ -35,10 +35,10 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"sync"
 
 	"github.com/cockroachdb/pebble"
+
+	"sharq/log/statejournal"
 )
 
 const (
@@ -48,80 +48,77 @@ const (
 	// maxTxnRecord bounds a record so a corrupt length cannot make replay
 	// allocate gigabytes; a state holds at most a few thousand partitions.
 	maxTxnRecord = 16 << 20
-	// DefaultCheckpointBytes is the journal size that triggers a
-	// checkpoint.
-	DefaultCheckpointBytes = 4 << 20
 )
 
 var txnCRC = crc32.MakeTable(crc32.Castagnoli)
 
-// JournaledStore is the PebbleStore with writes journaled first (see the
-// file comment): Put and Delete return once the change survives a process
-// crash, or, with syncEveryWrite, a power loss.
+// JournaledStore is the PebbleStore with writes through the state journal
+// (see the file comment): Put and Delete return once the change survives a
+// process crash, or, when the journal fsyncs every write, a power loss.
 type JournaledStore struct {
 	*PebbleStore
-	db        *pebble.DB
-	path      string
-	syncEvery bool
-	logger    *slog.Logger
-	// CheckpointBytes: a write that leaves the journal larger checkpoints.
-	CheckpointBytes int64
-
-	mu     sync.Mutex
-	f      *os.File
-	size   int64
-	buf    []byte
-	closed bool
+	j *statejournal.Journal
 }
 
-// OpenJournaledStore opens the journal at path, replays it into db
-// (synced), empties it and returns the store. The caller owns db and
-// closes the store (Close) before db.
-func OpenJournaledStore(db *pebble.DB, path string, syncEveryWrite bool, logger *slog.Logger) (*JournaledStore, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open transaction journal: %w", err)
-	}
-	s := &JournaledStore{PebbleStore: NewPebbleStore(db), db: db, path: path, syncEvery: syncEveryWrite,
-		logger: logger, CheckpointBytes: DefaultCheckpointBytes, f: f}
-	if err := s.replay(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	// The (possibly new) journal file must not vanish in a power loss.
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return s, nil
+// NewJournaledStore uses db under KeyPrefix with writes through j. The
+// caller owns both.
+func NewJournaledStore(db *pebble.DB, j *statejournal.Journal) *JournaledStore {
+	return &JournaledStore{PebbleStore: NewPebbleStore(db), j: j}
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
+// Put journals the state, then writes it to pebble without sync.
+func (s *JournaledStore) Put(id string, m *Metadata) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(key(id), EncodeMetadata(m), nil); err != nil {
+		return fmt.Errorf("write transaction state of %s: %w", id, err)
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
+	if err := s.j.Commit(b); err != nil {
+		return fmt.Errorf("write transaction state of %s: %w", id, err)
 	}
 	return nil
 }
 
-// replay applies the journal's records to pebble in one synced batch and
-// empties the journal.
-func (s *JournaledStore) replay() error {
-	data, err := os.ReadFile(s.path)
-	if err != nil {
-		return fmt.Errorf("read transaction journal: %w", err)
+// Delete journals the removal, then deletes from pebble without sync.
+func (s *JournaledStore) Delete(id string) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Delete(key(id), nil); err != nil {
+		return fmt.Errorf("delete transaction state of %s: %w", id, err)
 	}
-	if len(data) == 0 {
+	if err := s.j.Commit(b); err != nil {
+		return fmt.Errorf("delete transaction state of %s: %w", id, err)
+	}
+	return nil
+}
+
+// ReplayLegacyJournal applies the transaction journal an earlier sharq
+// kept at path (see the file comment) to db in one synced batch, then
+// removes it. A missing or empty file is nothing to do.
+func ReplayLegacyJournal(db *pebble.DB, path string, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	b := s.db.NewBatch()
+	if err != nil {
+		return fmt.Errorf("read transaction journal %s: %w", path, err)
+	}
+	if len(data) > 0 {
+		if err := replayLegacy(db, path, data, logger); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove transaction journal %s: %w", path, err)
+	}
+	return nil
+}
+
+func replayLegacy(db *pebble.DB, path string, data []byte, logger *slog.Logger) error {
+	b := db.NewBatch()
 	defer b.Close()
 	off, n := 0, 0
 	for off < len(data) {
@@ -129,20 +126,15 @@ func (s *JournaledStore) replay() error {
 		if !ok {
 			break
 		}
-		switch op {
-		case txnOpPut:
+		if op == txnOpPut {
 			if _, err := DecodeMetadata(val); err != nil {
-				ok = false
-			} else if err := b.Set(key(id), val, nil); err != nil {
-				return fmt.Errorf("replay transaction journal: %w", err)
+				break
 			}
-		case txnOpDelete:
-			if err := b.Delete(key(id), nil); err != nil {
-				return fmt.Errorf("replay transaction journal: %w", err)
+			if err := b.Set(key(id), val, nil); err != nil {
+				return fmt.Errorf("replay transaction journal %s: %w", path, err)
 			}
-		}
-		if !ok {
-			break
+		} else if err := b.Delete(key(id), nil); err != nil {
+			return fmt.Errorf("replay transaction journal %s: %w", path, err)
 		}
 		off += size
 		n++
@@ -150,20 +142,17 @@ func (s *JournaledStore) replay() error {
 	if off < len(data) && !tornTail(data[off:]) {
 		// Not a write cut short by a crash: keep the file for inspection.
 		// The states after the damage are lost; their transactions time out.
-		damaged := s.path + ".damaged"
-		s.logger.Error("transaction journal damaged; states after the damage are lost and kept in the damaged file",
-			"path", s.path, "offset", off, "records_replayed", n, "damaged_copy", damaged)
+		damaged := path + ".damaged"
+		logger.Error("transaction journal damaged; states after the damage are lost and kept in the damaged file",
+			"path", path, "offset", off, "records_replayed", n, "damaged_copy", damaged)
 		if err := os.WriteFile(damaged, data, 0o644); err != nil {
 			return fmt.Errorf("keep damaged transaction journal: %w", err)
 		}
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("replay transaction journal: %w", err)
+		return fmt.Errorf("replay transaction journal %s: %w", path, err)
 	}
-	if err := s.truncate(); err != nil {
-		return err
-	}
-	s.logger.Info("transaction journal replayed", "path", s.path, "records", n)
+	logger.Info("transaction journal of an earlier sharq replayed", "path", path, "records", n)
 	return nil
 }
 
@@ -202,144 +191,4 @@ func decodeTxnRecord(b []byte) (op byte, id string, val []byte, size int, ok boo
 		return 0, "", nil, 0, false
 	}
 	return op, id, val, txnRecordHeader + l, true
-}
-
-// appendTxnRecord lays out a record.
-func appendTxnRecord(dst []byte, op byte, id string, val []byte) []byte {
-	start := len(dst)
-	dst = append(dst, make([]byte, txnRecordHeader)...)
-	dst = append(dst, op)
-	dst = binary.AppendUvarint(dst, uint64(len(id)))
-	dst = append(dst, id...)
-	dst = append(dst, val...)
-	body := dst[start+txnRecordHeader:]
-	binary.BigEndian.PutUint32(dst[start:], uint32(len(body)))
-	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(body, txnCRC))
-	return dst
-}
-
-// Put journals the state, then writes it to pebble without sync.
-func (s *JournaledStore) Put(id string, m *Metadata) error {
-	return s.write(txnOpPut, id, EncodeMetadata(m))
-}
-
-// Delete journals the removal, then deletes from pebble without sync.
-func (s *JournaledStore) Delete(id string) error {
-	return s.write(txnOpDelete, id, nil)
-}
-
-func (s *JournaledStore) write(op byte, id string, val []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errors.New("transaction journal closed")
-	}
-	s.buf = appendTxnRecord(s.buf[:0], op, id, val)
-	if len(s.buf)-txnRecordHeader > maxTxnRecord {
-		return fmt.Errorf("transaction state of %s is %d bytes, over the journal's limit", id, len(s.buf))
-	}
-	if err := s.appendLocked(); err != nil {
-		return s.writeThroughLocked(op, id, val, err)
-	}
-	var err error
-	if op == txnOpPut {
-		err = s.db.Set(key(id), val, pebble.NoSync)
-	} else {
-		err = s.db.Delete(key(id), pebble.NoSync)
-	}
-	if err != nil {
-		return fmt.Errorf("write transaction state of %s: %w", id, err)
-	}
-	if s.size > s.CheckpointBytes {
-		// The write itself is journaled; a failed checkpoint leaves the
-		// journal to grow and the next write tries again.
-		if err := s.checkpointLocked(); err != nil {
-			s.logger.Warn("transaction journal checkpoint failed", "err", err)
-		}
-	}
-	return nil
-}
-
-// appendLocked writes s.buf at the journal's end (and fsyncs with
-// syncEvery). A failed write is cut off again so the next one starts on a
-// record boundary.
-func (s *JournaledStore) appendLocked() error {
-	if _, err := s.f.WriteAt(s.buf, s.size); err != nil {
-		if terr := s.f.Truncate(s.size); terr != nil {
-			return errors.Join(err, terr)
-		}
-		return err
-	}
-	s.size += int64(len(s.buf))
-	if s.syncEvery {
-		if err := s.f.Sync(); err != nil {
-			// The record may or may not be on disk: write it through.
-			return err
-		}
-	}
-	return nil
-}
-
-// writeThroughLocked is the fallback when the journal cannot take a
-// record: a pebble Sync write, which makes this and every earlier write
-// durable, so the journal can start over empty.
-func (s *JournaledStore) writeThroughLocked(op byte, id string, val []byte, appendErr error) error {
-	s.logger.Warn("transaction journal append failed; writing through with a pebble sync", "transactional_id", id, "err", appendErr)
-	var err error
-	if op == txnOpPut {
-		err = s.db.Set(key(id), val, pebble.Sync)
-	} else {
-		err = s.db.Delete(key(id), pebble.Sync)
-	}
-	if err != nil {
-		return fmt.Errorf("write transaction state of %s: %w (journal: %v)", id, err, appendErr)
-	}
-	if err := s.truncate(); err != nil {
-		s.logger.Warn("transaction journal reset failed", "err", err)
-	}
-	return nil
-}
-
-// checkpointLocked makes every earlier pebble write durable (one synced
-// WAL write covers all before it) and empties the journal.
-func (s *JournaledStore) checkpointLocked() error {
-	if err := s.db.LogData(nil, pebble.Sync); err != nil {
-		return fmt.Errorf("checkpoint transaction state: %w", err)
-	}
-	return s.truncate()
-}
-
-func (s *JournaledStore) truncate() error {
-	if err := s.f.Truncate(0); err != nil {
-		return fmt.Errorf("reset transaction journal: %w", err)
-	}
-	s.size = 0
-	if s.syncEvery {
-		if err := s.f.Sync(); err != nil {
-			return fmt.Errorf("reset transaction journal: %w", err)
-		}
-	}
-	return nil
-}
-
-// Size is the journal's length in bytes.
-func (s *JournaledStore) Size() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.size
-}
-
-// Close checkpoints and closes the journal; later writes fail.
-func (s *JournaledStore) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	err := s.checkpointLocked()
-	if cerr := s.f.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("close transaction journal: %w", cerr)
-	}
-	return err
 }

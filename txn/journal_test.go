@@ -2,12 +2,16 @@ package txn
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/cockroachdb/pebble"
+
+	"sharq/log/statejournal"
 )
 
 func openTestDB(t testing.TB, dir string) *pebble.DB {
@@ -24,17 +28,19 @@ func testMeta(pid int64, st State, parts ...TopicPartition) Metadata {
 		TimeoutMs: 60000, State: st, StartMs: 5, LastUpdateMs: 6, Partitions: parts}
 }
 
-// TestJournalReplayWithoutPebble: the journal alone restores every state
-// change, as after a process crash that lost pebble's unsynced writes
-// (simulated with a fresh, empty pebble beside the old journal).
+// TestJournalReplayWithoutPebble: the state journal alone restores every
+// state change, as after a process crash that lost pebble's unsynced
+// writes (simulated with a fresh, empty pebble beside a copy of the
+// journal taken before Close).
 func TestJournalReplayWithoutPebble(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "txn.journal")
+	path := filepath.Join(dir, "state.journal")
 	db := openTestDB(t, filepath.Join(dir, "a"))
-	s, err := OpenJournaledStore(db, path, false, nil)
+	j, err := statejournal.Open(db, path, statejournal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := NewJournaledStore(db, j)
 	want := map[string]Metadata{
 		"a": testMeta(1, PrepareCommit, TopicPartition{"t", 0}, TopicPartition{"t", 2}),
 		"c": testMeta(3, Ongoing, TopicPartition{"u", 1}),
@@ -59,44 +65,43 @@ func TestJournalReplayWithoutPebble(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	journal, err := os.ReadFile(path)
+	crashed, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(journal) == 0 {
+	if len(crashed) == 0 {
 		t.Fatal("nothing journaled")
 	}
-	s.mu.Lock()
-	s.f.Close() // crash: no checkpoint
-	s.closed = true
-	s.mu.Unlock()
+	j.Close()
 	db.Close()
 
+	path2 := filepath.Join(dir, "crashed.journal")
+	if err := os.WriteFile(path2, crashed, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	db2 := openTestDB(t, filepath.Join(dir, "b"))
 	defer db2.Close()
-	s2, err := OpenJournaledStore(db2, path, false, nil)
+	j2, err := statejournal.Open(db2, path2, statejournal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s2.Close()
-	got, err := s2.Load()
+	defer j2.Close()
+	got, err := NewJournaledStore(db2, j2).Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("replayed %+v\nwant %+v", got, want)
 	}
-	if s2.Size() != 0 {
-		t.Fatalf("journal not emptied after replay: %d bytes", s2.Size())
-	}
 }
 
 func ptr(m Metadata) *Metadata { return &m }
 
-// TestJournalTornAndDamaged: a record cut short at the end is dropped
-// silently; a damaged record in the middle ends the replay there and the
-// file is kept as .damaged.
-func TestJournalTornAndDamaged(t *testing.T) {
+// TestLegacyJournalTornAndDamaged: an earlier sharq's txn.journal is
+// applied and removed; a record cut short at the end is dropped silently;
+// a damaged record in the middle ends the replay there and the file is
+// kept as .damaged.
+func TestLegacyJournalTornAndDamaged(t *testing.T) {
 	a := appendTxnRecord(nil, txnOpPut, "a", EncodeMetadata(ptr(testMeta(1, Ongoing))))
 	b := appendTxnRecord(nil, txnOpPut, "b", EncodeMetadata(ptr(testMeta(2, Ongoing))))
 	c := appendTxnRecord(nil, txnOpPut, "c", EncodeMetadata(ptr(testMeta(3, Ongoing))))
@@ -119,12 +124,13 @@ func TestJournalTornAndDamaged(t *testing.T) {
 			}
 			db := openTestDB(t, filepath.Join(dir, "db"))
 			defer db.Close()
-			s, err := OpenJournaledStore(db, path, false, nil)
-			if err != nil {
+			if err := ReplayLegacyJournal(db, path, nil); err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
-			got, err := s.Load()
+			if _, err := os.Stat(path); !os.IsNotExist(err) {
+				t.Fatalf("legacy journal not removed after replay: %v", err)
+			}
+			got, err := NewPebbleStore(db).Load()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,49 +162,6 @@ func flip(b []byte, i int) []byte {
 	return c
 }
 
-// TestJournalCheckpoint: the journal is emptied whenever it passes
-// CheckpointBytes and on Close, and every state is in pebble afterwards;
-// with syncEveryWrite too.
-func TestJournalCheckpoint(t *testing.T) {
-	for _, syncEvery := range []bool{false, true} {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "txn.journal")
-		db := openTestDB(t, filepath.Join(dir, "db"))
-		s, err := OpenJournaledStore(db, path, syncEvery, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.CheckpointBytes = 300
-		for i := 0; i < 20; i++ {
-			if err := s.Put("id", ptr(testMeta(int64(i), Ongoing))); err != nil {
-				t.Fatal(err)
-			}
-			if s.Size() > 300+200 {
-				t.Fatalf("journal at %d bytes, checkpoint at 300", s.Size())
-			}
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
-			t.Fatalf("journal after Close: %v, %v", fi, err)
-		}
-		if err := s.Put("id", ptr(testMeta(99, Ongoing))); err == nil {
-			t.Fatal("Put after Close succeeded")
-		}
-		db.Close()
-		db = openTestDB(t, filepath.Join(dir, "db"))
-		got, err := NewPebbleStore(db).Load()
-		db.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got["id"].ProducerID != 19 {
-			t.Fatalf("syncEvery=%v: stored %+v, want producer 19", syncEvery, got["id"])
-		}
-	}
-}
-
 // FuzzTxnJournalRecord: any bytes decode without a panic, and a record
 // that decodes re-encodes to the same bytes.
 func FuzzTxnJournalRecord(f *testing.F) {
@@ -214,4 +177,18 @@ func FuzzTxnJournalRecord(f *testing.F) {
 			t.Fatalf("re-encoded %x, read %x", again, b[:size])
 		}
 	})
+}
+
+// appendTxnRecord lays out a legacy journal record.
+func appendTxnRecord(dst []byte, op byte, id string, val []byte) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, txnRecordHeader)...)
+	dst = append(dst, op)
+	dst = binary.AppendUvarint(dst, uint64(len(id)))
+	dst = append(dst, id...)
+	dst = append(dst, val...)
+	body := dst[start+txnRecordHeader:]
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(body)))
+	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(body, txnCRC))
+	return dst
 }
