@@ -213,12 +213,19 @@ func TestTornAndDamaged(t *testing.T) {
 }
 
 // TestCheckpoint: past CheckpointBytes a commit syncs pebble and empties
-// the journal, so the journal stays small and nothing is lost.
+// the journal, so the journal stays small and nothing is lost; with an
+// fsync per write too.
 func TestCheckpoint(t *testing.T) {
+	for _, syncEvery := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sync-every-write-%v", syncEvery), func(t *testing.T) { checkpoint(t, syncEvery) })
+	}
+}
+
+func checkpoint(t *testing.T, syncEvery bool) {
 	dir := t.TempDir()
 	db := openDB(t, filepath.Join(dir, "db"))
 	defer db.Close()
-	j, err := Open(db, filepath.Join(dir, "state.journal"), Options{CheckpointBytes: 1 << 10})
+	j, err := Open(db, filepath.Join(dir, "state.journal"), Options{CheckpointBytes: 1 << 10, SyncEveryWrite: syncEvery})
 	if err != nil {
 		t.Fatal(err)
 	}
