@@ -205,10 +205,37 @@ func goTxnProduce(ctx context.Context, addr, topic string, n, size, perTxn int) 
 // goConsume reads n records of topic from its start without a group
 // (partitions assigned directly), timed from client creation.
 func goConsume(ctx context.Context, addr, topic string, n int, opts ...kgo.Opt) (recPerSec, mbPerSec float64, err error) {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+	r, err := goConsumeTimed(ctx, addr, topic, n, opts...)
+	return r.rate, r.mbPerSec, err
+}
+
+// consumeResult is what goConsumeTimed measured.
+type consumeResult struct {
+	rate, mbPerSec float64
+	// fetchWaitMs is the time the client spent waiting for Fetch
+	// responses, from each request written to its response read whole:
+	// the broker's share of the run. The rest is the client's own work
+	// (decoding, decompressing) while no fetch is outstanding: franz-go
+	// sends a broker's next Fetch only once the previous one was polled.
+	fetchWaitMs float64
+}
+
+// fetchWait sums franz-go's Fetch round trips (kgo.HookBrokerE2E).
+type fetchWait struct{ nanos atomic.Int64 }
+
+func (h *fetchWait) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e kgo.BrokerE2E) {
+	if key == 1 && e.ReadErr == nil {
+		h.nanos.Add(int64(e.ReadWait + e.TimeToRead))
+	}
+}
+
+// goConsumeTimed is goConsume that also times the Fetch round trips.
+func goConsumeTimed(ctx context.Context, addr, topic string, n int, opts ...kgo.Opt) (consumeResult, error) {
+	hook := &fetchWait{}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.WithHooks(hook),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
-		return 0, 0, fmt.Errorf("consumer client: %w", err)
+		return consumeResult{}, fmt.Errorf("consumer client: %w", err)
 	}
 	defer cl.Close()
 	start := time.Now()
@@ -216,10 +243,10 @@ func goConsume(ctx context.Context, addr, topic string, n int, opts ...kgo.Opt) 
 	for count < int64(n) {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return 0, 0, fmt.Errorf("consume %s: %d of %d records: %w", topic, count, n, err)
+			return consumeResult{}, fmt.Errorf("consume %s: %d of %d records: %w", topic, count, n, err)
 		}
 		for _, fe := range fs.Errors() {
-			return 0, 0, fmt.Errorf("consume %s partition %d: %w", fe.Topic, fe.Partition, fe.Err)
+			return consumeResult{}, fmt.Errorf("consume %s partition %d: %w", fe.Topic, fe.Partition, fe.Err)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			count++
@@ -227,7 +254,11 @@ func goConsume(ctx context.Context, addr, topic string, n int, opts ...kgo.Opt) 
 		})
 	}
 	secs := time.Since(start).Seconds()
-	return float64(count) / secs, float64(bytes) / (1 << 20) / secs, nil
+	return consumeResult{
+		rate:        float64(count) / secs,
+		mbPerSec:    float64(bytes) / (1 << 20) / secs,
+		fetchWaitMs: float64(hook.nanos.Load()) / float64(time.Millisecond),
+	}, nil
 }
 
 // goShareConsume runs consumers share consumers of group on topic until n

@@ -137,7 +137,10 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 		"Produce: acks=all, 3 partitions, random values. franz-go latency is per record from Produce to its acknowledgement; "+
 			"kafka-producer-perf-test prints its own.",
 		"Fetch: both consumers read the topic the franz-go producer wrote, from the start. kafka-consumer-perf-test joins a "+
-			"consumer group (its fetch.* figures, rebalance excluded); the franz-go consumer assigns partitions directly.",
+			"consumer group (its fetch.* figures, rebalance excluded); the franz-go consumer assigns partitions directly. "+
+			"Its \"time waiting for Fetch responses\" sums each Fetch from the request written to the response read whole "+
+			"(the broker's share of the run); franz-go sends the next Fetch only once the last one was polled, so the rest of "+
+			"the run is the client's own decoding.",
 		fmt.Sprintf("Share groups: share.auto.offset.reset=earliest on each new group; each accept-all run consumes %d records "+
 			"of %d B and each run with 1 ms per record %d; franz-go counts from the first delivered record to "+
 			"the last; kafka-share-consumer-perf-test includes the group join in its figure and has no processing-delay option.",

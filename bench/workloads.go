@@ -199,16 +199,17 @@ func buildWorkloads(cfg config) []workload {
 			metrics: []metricDef{
 				{secFetch, cname + ": throughput", "records/s", true},
 				{secFetch, cname + ": bandwidth", "MB/s", true},
+				{secFetch, cname + ": time waiting for Fetch responses", "ms", false},
 			},
 			run: func(ctx context.Context, e *env) ([]float64, error) {
 				if !e.filled[topic] {
 					return nil, errNotFilled
 				}
-				r, mb, err := goConsume(ctx, e.addr, topic, n, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+				r, err := goConsumeTimed(ctx, e.addr, topic, n, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 				if err != nil {
 					return nil, err
 				}
-				return []float64{r, mb}, nil
+				return []float64{r.rate, r.mbPerSec, r.fetchWaitMs}, nil
 			},
 		})
 	}
@@ -241,16 +242,17 @@ func buildWorkloads(cfg config) []workload {
 			metrics: []metricDef{
 				{secFetch, gname + ": throughput", "records/s", true},
 				{secFetch, gname + ": bandwidth", "MB/s", true},
+				{secFetch, gname + ": time waiting for Fetch responses", "ms", false},
 			},
 			run: func(ctx context.Context, e *env) ([]float64, error) {
 				if !e.filled[topic] {
 					return nil, errNotFilled
 				}
-				r, mb, err := goConsume(ctx, e.addr, topic, n)
+				r, err := goConsumeTimed(ctx, e.addr, topic, n)
 				if err != nil {
 					return nil, err
 				}
-				return []float64{r, mb}, nil
+				return []float64{r.rate, r.mbPerSec, r.fetchWaitMs}, nil
 			},
 		})
 	}
