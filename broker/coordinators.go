@@ -195,7 +195,7 @@ func (s *Server) groupTopics() map[string]group.TopicInfo {
 	img := s.meta.Image()
 	out := make(map[string]group.TopicInfo, len(img.Topics))
 	for name, t := range img.Topics {
-		out[name] = group.TopicInfo{ID: group.TopicID(t.ID), Partitions: int32(len(t.Partitions)), Internal: isInternalTopic(name)}
+		out[name] = group.TopicInfo{ID: group.TopicID(t.ID), Partitions: int32(len(t.Partitions))}
 	}
 	return out
 }

@@ -19,7 +19,8 @@ import (
 // version in go.mod, from the module cache) against each target with
 // KGO_SEEDS and KGO_TEST_RF=1, and reports how many top-level tests pass,
 // fail and skip. It takes minutes, so it runs only with SHARQ_KGO_SUITE=1
-// (interop/kgo-suite.sh), never in CI's default path.
+// (interop/kgo-suite.sh), never in CI's default path. SHARQ_KGO_SUITE_RUN
+// passes a -run pattern through, to run one of its tests against a broker.
 func TestKgoSuite(t *testing.T) {
 	if os.Getenv("SHARQ_KGO_SUITE") != "1" {
 		t.Skip("set SHARQ_KGO_SUITE=1 (or run interop/kgo-suite.sh) to run franz-go's kgo suite")
@@ -35,7 +36,11 @@ func TestKgoSuite(t *testing.T) {
 			timeout := 30 * time.Minute
 			ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-json", "-timeout", timeout.String(), ".")
+			args := []string{"test", "-count=1", "-json", "-timeout", timeout.String()}
+			if run := os.Getenv("SHARQ_KGO_SUITE_RUN"); run != "" {
+				args = append(args, "-run", run)
+			}
+			cmd := exec.CommandContext(ctx, "go", append(args, ".")...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "KGO_SEEDS="+tg.Bootstrap, "KGO_TEST_RF=1", "GOWORK=off", "GOFLAGS=-mod=mod")
 			if v := os.Getenv("KGO_TEST_RECORDS"); v != "" {
