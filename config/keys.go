@@ -400,7 +400,7 @@ func brokerKeyTable() []*keyDef {
 		newKey("group.streams.initial.rebalance.delay.ms", TypeInt, "3000", "How long the coordinator waits for more members to join a new streams group before its first task assignment.").
 			bind(func(c *Config) any { return &c.GroupStreamsInitialRebalanceDelayMs }).check(atLeast(0)),
 		newKey("group.streams.assignment.interval.ms", TypeInt, "1000", "The interval between assignment updates for a streams group.").
-			bind(func(c *Config) any { return &c.GroupStreamsAssignmentIntervalMs }).check(atLeast(0)).dyn().ignored(),
+			bind(func(c *Config) any { return &c.GroupStreamsAssignmentIntervalMs }).check(atLeast(0)).dyn(),
 		newKey("group.streams.min.assignment.interval.ms", TypeInt, "0", "The minimum interval between assignment updates for a streams group.").
 			bind(func(c *Config) any { return &c.GroupStreamsMinAssignmentIntervalMs }).check(atLeast(0)),
 		newKey("group.streams.max.assignment.interval.ms", TypeInt, "15000", "The maximum interval between assignment updates for a streams group.").
