@@ -215,7 +215,7 @@ func (s *Server) groupTopics() map[string]group.TopicInfo {
 	img := s.meta.Image()
 	out := make(map[string]group.TopicInfo, len(img.Topics))
 	for name, t := range img.Topics {
-		out[name] = group.TopicInfo{ID: group.TopicID(t.ID), Partitions: int32(len(t.Partitions)), Internal: isInternalTopic(name)}
+		out[name] = group.TopicInfo{ID: group.TopicID(t.ID), Partitions: int32(len(t.Partitions))}
 	}
 	return out
 }
@@ -240,10 +240,8 @@ func (s *Server) groupSettings(id string) group.Settings {
 		StreamsHeartbeatInterval:     ms(int64(c.GroupStreamsHeartbeatIntervalMs)),
 		StreamsMaxSize:               int(c.GroupStreamsMaxSize),
 		StreamsNumStandbyReplicas:    int(c.GroupStreamsNumStandbyReplicas),
-		// Kafka 4.4's defaults of group.streams.task.offset.interval.ms
-		// and group.streams.acceptable.recovery.lag (not configurable here).
-		StreamsTaskOffsetInterval:    time.Minute,
-		StreamsAcceptableRecoveryLag: 10000,
+		StreamsTaskOffsetInterval:    ms(int64(c.GroupStreamsTaskOffsetIntervalMs)),
+		StreamsAcceptableRecoveryLag: c.GroupStreamsAcceptableRecoveryLag,
 		OffsetMetadataMaxBytes:       int(c.OffsetMetadataMaxBytes),
 	}
 	for k, v := range s.meta.Image().GroupConfigs[id] {
@@ -264,6 +262,10 @@ func (s *Server) groupSettings(id string) group.Settings {
 			st.StreamsInitialRebalanceDelay = ms(n)
 		case "streams.num.standby.replicas":
 			st.StreamsNumStandbyReplicas = int(n)
+		case "streams.task.offset.interval.ms":
+			st.StreamsTaskOffsetInterval = ms(n)
+		case "streams.acceptable.recovery.lag":
+			st.StreamsAcceptableRecoveryLag = n
 		}
 	}
 	return st

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -413,6 +414,54 @@ func TestGroupSilentMemberExpires(t *testing.T) {
 			t.Fatalf("live consumer read %v, want all six partitions", got)
 		}
 	})
+}
+
+// TestGroupConsumerProtocolRegexInternalTopic: a broker-resolved (KIP-848)
+// regex matches internal topics too, as Kafka 4.4's coordinator does (it
+// matches every topic of its metadata image; franz-go's
+// Test848RegexBrokerResolves passes against Kafka 4.4 only so): the member is
+// assigned all of __consumer_offsets beside the user topic, and franz-go
+// adopts it. Skipping internal topics is the clients' rule for their own
+// pattern subscriptions.
+func TestGroupConsumerProtocolRegexInternalTopic(t *testing.T) {
+	t.Parallel()
+	b := newGroupBroker(t)
+	ctx := testCtx(t)
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, "rxi-orders", 1, nil)
+	mustCreateTopic(t, adm, "rxi-orders-v2", 1, nil)
+	produceSync(t, newClient(t, b), &kgo.Record{Topic: "rxi-orders", Value: []byte("o")})
+	cl := newClient(t, b, kgo.ConsumerGroup("rxi-group"), kgo.ConsumeRegex(), kgo.ServerSideBalancer(),
+		kgo.ConsumeTopics("rxi-orders", "__consumer_offsets"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.DisableAutoCommit(), kgo.MetadataMinAge(100*time.Millisecond), kgo.FetchMaxWait(200*time.Millisecond))
+	for got := false; !got; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatal("no record of rxi-orders before the deadline")
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = got || r.Topic == "rxi-orders" })
+	}
+	assigned := func() map[string]int {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"rxi-group"}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || len(resp.Groups) != 1 || len(resp.Groups[0].Members) != 1 {
+			t.Fatalf("ConsumerGroupDescribe: %v %+v", err, resp)
+		}
+		out := map[string]int{}
+		for _, tp := range resp.Groups[0].Members[0].Assignment.TopicPartitions {
+			out[tp.Topic] += len(tp.Partitions)
+		}
+		return out
+	}
+	waitFor(t, "__consumer_offsets assigned and consumed", func() bool {
+		return assigned()["__consumer_offsets"] == 50 && slices.Contains(cl.GetConsumeTopics(), "__consumer_offsets")
+	})
+	// franz-go sends ".*(?:(?:__consumer_offsets)|(?:rxi-orders)).*", which
+	// rxi-orders-v2 matches too.
+	if a := assigned(); len(a) != 3 || a["rxi-orders"] != 1 || a["rxi-orders-v2"] != 1 {
+		t.Errorf("assignment %v, want rxi-orders/1, rxi-orders-v2/1 and __consumer_offsets/50", a)
+	}
 }
 
 // TestGroupConsumerProtocolRegex: a KIP-848 regex subscription picks up

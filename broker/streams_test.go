@@ -492,12 +492,17 @@ func TestStreamsGroupAfterRestart(t *testing.T) {
 	}
 }
 
-// TestStreamsGroupConfigs: the group configs streams.num.standby.replicas
-// and streams.heartbeat.interval.ms (kafka-configs --entity-type groups)
-// apply to the group, within the broker's group.streams.* bounds.
+// TestStreamsGroupConfigs: the group configs streams.num.standby.replicas,
+// streams.heartbeat.interval.ms and streams.task.offset.interval.ms
+// (kafka-configs --entity-type groups) apply to the group, within the
+// broker's group.streams.* bounds; group.streams.acceptable.recovery.lag
+// reaches the members as the broker's default.
 func TestStreamsGroupConfigs(t *testing.T) {
 	t.Parallel()
-	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.GroupStreamsInitialRebalanceDelayMs = 0 }))
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) {
+		c.GroupStreamsInitialRebalanceDelayMs = 0
+		c.GroupStreamsAcceptableRecoveryLag = 5000
+	}))
 	cl := newClient(t, b)
 	ctx := testCtx(t)
 	mustCreateTopic(t, newAdmin(t, b), "words", 2, nil)
@@ -520,7 +525,10 @@ func TestStreamsGroupConfigs(t *testing.T) {
 	if code := alter("streams.heartbeat.interval.ms", "1000"); code != kerr.InvalidConfig.Code {
 		t.Fatalf("heartbeat interval below group.streams.min.heartbeat.interval.ms: %d", code)
 	}
-	for name, v := range map[string]string{"streams.num.standby.replicas": "1", "streams.heartbeat.interval.ms": "7000"} {
+	if code := alter("streams.task.offset.interval.ms", "10000"); code != kerr.InvalidConfig.Code {
+		t.Fatalf("task offset interval below group.streams.min.task.offset.interval.ms: %d", code)
+	}
+	for name, v := range map[string]string{"streams.num.standby.replicas": "1", "streams.heartbeat.interval.ms": "7000", "streams.task.offset.interval.ms": "20000"} {
 		if code := alter(name, v); code != 0 {
 			t.Fatalf("%s=%s: %d", name, v, code)
 		}
@@ -531,8 +539,9 @@ func TestStreamsGroupConfigs(t *testing.T) {
 		{t: t, cl: raw, group: "sb", id: "b", process: "pb"},
 	}
 	for _, m := range members {
-		if r := m.join("sb", "words"); r.ErrorCode != 0 || r.HeartbeatIntervalMillis != 7000 {
-			t.Fatalf("join %s: %d interval %d", m.id, r.ErrorCode, r.HeartbeatIntervalMillis)
+		if r := m.join("sb", "words"); r.ErrorCode != 0 || r.HeartbeatIntervalMillis != 7000 || r.TaskOffsetIntervalMillis != 20000 || r.AcceptableRecoveryLag != 5000 {
+			t.Fatalf("join %s: %d, heartbeat interval %d, task offset interval %d, acceptable recovery lag %d; want 7000, 20000, 5000",
+				m.id, r.ErrorCode, r.HeartbeatIntervalMillis, r.TaskOffsetIntervalMillis, r.AcceptableRecoveryLag)
 		}
 	}
 	// Let both reconcile; each ends with standbys of the other's tasks.

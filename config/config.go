@@ -140,16 +140,26 @@ type Config struct {
 	GroupCoordinatorRebalanceProtocols   []string // group.coordinator.rebalance.protocols
 
 	// KIP-1071 streams groups.
-	GroupStreamsSessionTimeoutMs        int32 // group.streams.session.timeout.ms
-	GroupStreamsMinSessionTimeoutMs     int32 // group.streams.min.session.timeout.ms
-	GroupStreamsMaxSessionTimeoutMs     int32 // group.streams.max.session.timeout.ms
-	GroupStreamsHeartbeatIntervalMs     int32 // group.streams.heartbeat.interval.ms
-	GroupStreamsMinHeartbeatIntervalMs  int32 // group.streams.min.heartbeat.interval.ms
-	GroupStreamsMaxHeartbeatIntervalMs  int32 // group.streams.max.heartbeat.interval.ms
-	GroupStreamsMaxSize                 int32 // group.streams.max.size
-	GroupStreamsNumStandbyReplicas      int32 // group.streams.num.standby.replicas
-	GroupStreamsMaxStandbyReplicas      int32 // group.streams.max.standby.replicas
-	GroupStreamsInitialRebalanceDelayMs int32 // group.streams.initial.rebalance.delay.ms
+	GroupStreamsSessionTimeoutMs        int32    // group.streams.session.timeout.ms
+	GroupStreamsMinSessionTimeoutMs     int32    // group.streams.min.session.timeout.ms
+	GroupStreamsMaxSessionTimeoutMs     int32    // group.streams.max.session.timeout.ms
+	GroupStreamsHeartbeatIntervalMs     int32    // group.streams.heartbeat.interval.ms
+	GroupStreamsMinHeartbeatIntervalMs  int32    // group.streams.min.heartbeat.interval.ms
+	GroupStreamsMaxHeartbeatIntervalMs  int32    // group.streams.max.heartbeat.interval.ms
+	GroupStreamsMaxSize                 int32    // group.streams.max.size
+	GroupStreamsNumStandbyReplicas      int32    // group.streams.num.standby.replicas
+	GroupStreamsMaxStandbyReplicas      int32    // group.streams.max.standby.replicas
+	GroupStreamsInitialRebalanceDelayMs int32    // group.streams.initial.rebalance.delay.ms
+	GroupStreamsAssignmentIntervalMs    int32    // group.streams.assignment.interval.ms
+	GroupStreamsMinAssignmentIntervalMs int32    // group.streams.min.assignment.interval.ms
+	GroupStreamsMaxAssignmentIntervalMs int32    // group.streams.max.assignment.interval.ms
+	GroupStreamsAssignors               []string // group.streams.assignors (sticky)
+	GroupStreamsRackAwareAssignmentTags []string // group.streams.rack.aware.assignment.tags
+	GroupStreamsTaskOffsetIntervalMs    int32    // group.streams.task.offset.interval.ms (internal)
+	GroupStreamsMinTaskOffsetIntervalMs int32    // group.streams.min.task.offset.interval.ms (internal)
+	GroupStreamsNumWarmupReplicas       int32    // group.streams.num.warmup.replicas (internal)
+	GroupStreamsMaxWarmupReplicas       int32    // group.streams.max.warmup.replicas (internal)
+	GroupStreamsAcceptableRecoveryLag   int64    // group.streams.acceptable.recovery.lag (internal)
 
 	// KIP-932 share groups (group coordinator side).
 	GroupShareMaxSize                 int32    // group.share.max.size
@@ -469,6 +479,12 @@ func (c *Config) validateCross() []error {
 			"group.consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"},
 		{c.GroupConsumerAssignmentIntervalMs, c.GroupConsumerMinAssignmentIntervalMs, c.GroupConsumerMaxAssignmentIntervalMs,
 			"group.consumer.assignment.interval.ms", "group.consumer.min.assignment.interval.ms", "group.consumer.max.assignment.interval.ms"},
+		{c.GroupStreamsSessionTimeoutMs, c.GroupStreamsMinSessionTimeoutMs, c.GroupStreamsMaxSessionTimeoutMs,
+			"group.streams.session.timeout.ms", "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"},
+		{c.GroupStreamsHeartbeatIntervalMs, c.GroupStreamsMinHeartbeatIntervalMs, c.GroupStreamsMaxHeartbeatIntervalMs,
+			"group.streams.heartbeat.interval.ms", "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"},
+		{c.GroupStreamsAssignmentIntervalMs, c.GroupStreamsMinAssignmentIntervalMs, c.GroupStreamsMaxAssignmentIntervalMs,
+			"group.streams.assignment.interval.ms", "group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms"},
 		{c.GroupShareSessionTimeoutMs, c.GroupShareMinSessionTimeoutMs, c.GroupShareMaxSessionTimeoutMs,
 			"group.share.session.timeout.ms", "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"},
 		{c.GroupShareHeartbeatIntervalMs, c.GroupShareMinHeartbeatIntervalMs, c.GroupShareMaxHeartbeatIntervalMs,
@@ -499,6 +515,22 @@ func (c *Config) validateCross() []error {
 	if c.GroupShareHeartbeatIntervalMs >= c.GroupShareSessionTimeoutMs {
 		add("group.share.heartbeat.interval.ms", c.GroupShareHeartbeatIntervalMs,
 			"group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms")
+	}
+	if c.GroupStreamsHeartbeatIntervalMs >= c.GroupStreamsSessionTimeoutMs {
+		add("group.streams.heartbeat.interval.ms", c.GroupStreamsHeartbeatIntervalMs,
+			"group.streams.heartbeat.interval.ms must be less than group.streams.session.timeout.ms")
+	}
+	if c.GroupStreamsNumStandbyReplicas > c.GroupStreamsMaxStandbyReplicas {
+		add("group.streams.num.standby.replicas", c.GroupStreamsNumStandbyReplicas,
+			"group.streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas")
+	}
+	if c.GroupStreamsTaskOffsetIntervalMs < c.GroupStreamsMinTaskOffsetIntervalMs {
+		add("group.streams.task.offset.interval.ms", c.GroupStreamsTaskOffsetIntervalMs,
+			"group.streams.task.offset.interval.ms must be greater than or equal to group.streams.min.task.offset.interval.ms")
+	}
+	if c.GroupStreamsNumWarmupReplicas > c.GroupStreamsMaxWarmupReplicas {
+		add("group.streams.num.warmup.replicas", c.GroupStreamsNumWarmupReplicas,
+			"group.streams.num.warmup.replicas must be less than or equal to group.streams.max.warmup.replicas")
 	}
 	if len(c.GroupShareAssignors) != 1 {
 		add("group.share.assignors", strings.Join(c.GroupShareAssignors, ","),

@@ -309,6 +309,15 @@ func TestValidationErrors(t *testing.T) {
 		{"group.share.heartbeat.interval.ms=4000", "must be greater than or equal to group.share.min.heartbeat.interval.ms"},
 		{"group.consumer.session.timeout.ms=90000", "must be less than or equal to group.consumer.max.session.timeout.ms"},
 		{"group.share.assignors=simple,other", "exactly one assignor"},
+		{"group.streams.heartbeat.interval.ms=4000", "group.streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms"},
+		{"group.streams.session.timeout.ms=90000", "group.streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms"},
+		{"group.streams.assignment.interval.ms=20000", "group.streams.assignment.interval.ms must be less than or equal to group.streams.max.assignment.interval.ms"},
+		{"group.streams.num.standby.replicas=3", "group.streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
+		{"group.streams.task.offset.interval.ms=1000", "group.streams.task.offset.interval.ms must be greater than or equal to group.streams.min.task.offset.interval.ms"},
+		{"group.streams.num.warmup.replicas=21", "group.streams.num.warmup.replicas must be less than or equal to group.streams.max.warmup.replicas"},
+		{"group.streams.assignors=sticky,sticky", "Duplicate entry sticky"},
+		{"group.streams.assignors=org.example.MyAssignor", "only the built-in sticky"},
+		{"group.streams.rack.aware.assignment.tags=zone,zone", "Duplicate entry zone"},
 		{"group.consumer.migration.policy=sideways", "String must be one of"},
 		{"sharq.log.level=loud", "String must be one of: debug, info, warn, error"},
 		{"listeners=PLAINTEXT//localhost:9092", "NAME://host:port"},
@@ -544,5 +553,19 @@ func TestYAMLNullLeavesDefault(t *testing.T) {
 	c, _ := mustLoad(t, []string{"--config", path}, nil)
 	if c.LogRetentionMs != 168*3600000 || c.NumPartitions != 2 {
 		t.Errorf("retention=%d partitions=%d", c.LogRetentionMs, c.NumPartitions)
+	}
+}
+
+// TestJavaDouble: doubles print as Java's Double.toString, which
+// DescribeConfigs carries (log.cleaner.io.max.bytes.per.second defaults to
+// Double.MAX_VALUE).
+func TestJavaDouble(t *testing.T) {
+	for f, want := range map[float64]string{
+		0.5: "0.5", 1: "1.0", 2: "2.0", 1e6: "1000000.0", 1e7: "1.0E7", 1.5e7: "1.5E7",
+		math.MaxFloat64: "1.7976931348623157E308", 0.001: "0.001", 0.0001: "1.0E-4", 0: "0.0", -2.5e9: "-2.5E9",
+	} {
+		if got := javaDouble(f); got != want {
+			t.Errorf("javaDouble(%v) = %s, want %s", f, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,9 @@ type groupKey struct {
 	// sharq.share.* keys are too, so that a group using none of them is
 	// described exactly as Kafka describes it.
 	internal bool
+	// unused says why sharq accepts the key but does not act on it ("" if
+	// it does), for the README reference.
+	unused string
 }
 
 var groupKeys = []*groupKey{
@@ -83,27 +87,33 @@ var groupKeys = []*groupKey{
 		doc:    "The number of standby replicas for each task."},
 	{name: "streams.initial.rebalance.delay.ms", typ: TypeInt, broker: "group.streams.initial.rebalance.delay.ms", valid: atLeast(0),
 		doc: "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."},
-	// The remaining streams keys are described with Kafka's defaults so
-	// that tools list the same names; sharq assigns at once and does not
-	// use them.
-	{name: "streams.assignment.interval.ms", typ: TypeInt, def: "1000", valid: between(0, 15000),
-		doc: "The interval between assignment updates for a streams group."},
-	{name: "streams.assignor.offload.enable", typ: TypeBoolean, def: "true",
+	{name: "streams.assignment.interval.ms", typ: TypeInt, broker: "group.streams.assignment.interval.ms", valid: atLeast(0),
+		minKey: "group.streams.min.assignment.interval.ms", maxKey: "group.streams.max.assignment.interval.ms",
+		unused: "sharq computes assignments at once",
+		doc:    "The interval between assignment updates for a streams group."},
+	{name: "streams.assignor.offload.enable", typ: TypeBoolean, broker: "group.streams.assignor.offload.enable",
 		internal: true,
+		unused:   "sharq computes assignments at once",
 		doc:      "Whether to offload streams group assignment to a background thread."},
-	{name: "streams.task.offset.interval.ms", typ: TypeInt, def: "10000", valid: atLeast(1),
+	{name: "streams.task.offset.interval.ms", typ: TypeInt, broker: "group.streams.task.offset.interval.ms", valid: atLeast(1),
+		minKey:   "group.streams.min.task.offset.interval.ms",
 		internal: true,
-		doc:      "The interval in milliseconds at which streams clients report task offsets."},
-	{name: "streams.num.warmup.replicas", typ: TypeInt, def: "2", valid: atLeast(0),
+		doc:      "How often the members report the changelog offsets of their warm-up tasks."},
+	{name: "streams.num.warmup.replicas", typ: TypeInt, broker: "group.streams.num.warmup.replicas", valid: atLeast(0),
+		maxKey:   "group.streams.max.warmup.replicas",
 		internal: true,
-		doc:      "The maximum number of warmup replicas."},
-	{name: "streams.acceptable.recovery.lag", typ: TypeLong, def: "10000", valid: atLeast(0),
+		unused:   "sharq has no warm-up tasks",
+		doc:      "The maximum number of warm-up task replicas."},
+	{name: "streams.acceptable.recovery.lag", typ: TypeLong, broker: "group.streams.acceptable.recovery.lag", valid: atLeast(0),
 		internal: true,
-		doc:      "The maximum acceptable lag for a client to be considered caught-up on a task."},
-	{name: "streams.assignor.name", typ: TypeString, def: "sticky",
-		doc: "The name of the assignor used by the streams group."},
-	{name: "streams.rack.aware.assignment.tags", typ: TypeList, def: "",
-		doc: "The list of client tag keys used to distribute standby replicas across racks."},
+		doc:      "The largest lag at which a member counts as caught up on a task."},
+	// The broker key is a list of assignors; the group names one of them
+	// (its default is the list's first entry).
+	{name: "streams.assignor.name", typ: TypeString, broker: "group.streams.assignors",
+		doc: "The task assignor of this streams group, one of group.streams.assignors by name."},
+	{name: "streams.rack.aware.assignment.tags", typ: TypeList, broker: "group.streams.rack.aware.assignment.tags",
+		unused: "sharq's sticky assignor is not rack aware",
+		doc:    "The client tag keys used to spread standby replicas across racks."},
 	{name: "errors.deadletterqueue.topic.name", typ: TypeString, def: "",
 		valid: funcV{fn: checkDLQTopicName, desc: "a topic name not starting with '__'"},
 		doc:   "The name of the topic to be used as the dead-letter queue (DLQ) topic for this share group. If blank (the default), the group does not have a DLQ topic."},
@@ -176,17 +186,49 @@ func ValidateGroupConfig(c *Config, name, value string) error {
 	if reason != "" {
 		return invalid(k.name, strings.TrimSpace(value), reason)
 	}
-	if k.minKey != "" || k.maxKey != "" { // no minKey: 0
-		if c == nil {
-			c = defaultConfig()
+	if c == nil && (k.minKey != "" || k.maxKey != "" || k.name == "streams.assignor.name") {
+		c = defaultConfig()
+	}
+	// Kafka's validateIntRange, validateIntMax and validateIntMin.
+	bound := func(key string) int64 {
+		n, _ := strconv.ParseInt(Value(c, key), 10, 64)
+		return n
+	}
+	n, _ := v.(int64)
+	switch {
+	case k.minKey != "" && k.maxKey != "":
+		if lo, hi := bound(k.minKey), bound(k.maxKey); n < lo || n > hi {
+			reason = fmt.Sprintf("%s must be in the range %d to %d inclusive.", name, lo, hi)
 		}
-		lo, _ := strconv.ParseInt(Value(c, k.minKey), 10, 64)
-		hi, _ := strconv.ParseInt(Value(c, k.maxKey), 10, 64)
-		if n := v.(int64); n < lo || n > hi {
-			return &Error{Key: name, Value: value, Reason: fmt.Sprintf("%s must be in the range %d to %d inclusive.", name, lo, hi), Err: ErrInvalidConfig}
+	case k.maxKey != "":
+		if hi := bound(k.maxKey); n > hi {
+			reason = fmt.Sprintf("%s must be less than or equal to %d", name, hi)
+		}
+	case k.minKey != "":
+		if lo := bound(k.minKey); n < lo {
+			reason = fmt.Sprintf("%s must be greater than or equal to %d", name, lo)
+		}
+	case k.name == "streams.assignor.name":
+		if names := c.GroupStreamsAssignors; !slices.Contains(names, v.(string)) {
+			reason = fmt.Sprintf("streams.assignor.name '%s' is not a registered task assignor. Registered assignors are: [%s].", v, strings.Join(names, ", "))
+		}
+	case k.name == "streams.rack.aware.assignment.tags":
+		if xs := v.([]string); len(xs) != len(uniq(xs)) {
+			reason = "streams.rack.aware.assignment.tags must not contain duplicate tag keys."
 		}
 	}
+	if reason != "" {
+		return &Error{Key: name, Value: value, Reason: reason, Err: ErrInvalidConfig}
+	}
 	return nil
+}
+
+func uniq(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
 }
 
 // ValidateGroupConfigs checks a group's whole override set, including

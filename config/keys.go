@@ -399,6 +399,32 @@ func brokerKeyTable() []*keyDef {
 			bind(func(c *Config) any { return &c.GroupStreamsMaxStandbyReplicas }).check(atLeast(0)),
 		newKey("group.streams.initial.rebalance.delay.ms", TypeInt, "3000", "How long the coordinator waits for more members to join a new streams group before its first task assignment.").
 			bind(func(c *Config) any { return &c.GroupStreamsInitialRebalanceDelayMs }).check(atLeast(0)),
+		newKey("group.streams.assignment.interval.ms", TypeInt, "1000", "The interval between assignment updates for a streams group.").
+			bind(func(c *Config) any { return &c.GroupStreamsAssignmentIntervalMs }).check(atLeast(0)).dyn(),
+		newKey("group.streams.min.assignment.interval.ms", TypeInt, "0", "The minimum interval between assignment updates for a streams group.").
+			bind(func(c *Config) any { return &c.GroupStreamsMinAssignmentIntervalMs }).check(atLeast(0)),
+		newKey("group.streams.max.assignment.interval.ms", TypeInt, "15000", "The maximum interval between assignment updates for a streams group.").
+			bind(func(c *Config) any { return &c.GroupStreamsMaxAssignmentIntervalMs }).check(atLeast(0)),
+		// sharq loads no Java classes, so only the built-in sticky task
+		// assignor can be named.
+		newKey("group.streams.assignors", TypeList, "sticky", "The server-side task assignors of streams groups; the first is the default for a group that names none (group config streams.assignor.name). Built-in: sticky.").
+			bind(func(c *Config) any { return &c.GroupStreamsAssignors }).check(nonEmptyList{}).withCustom(onlyBuiltIn("sticky")),
+		newKey("group.streams.rack.aware.assignment.tags", TypeList, "", "Client tag keys used to spread standby replicas over Kafka Streams instances, when the assignor supports it (sharq's sticky assignor does not).").
+			bind(func(c *Config) any { return &c.GroupStreamsRackAwareAssignmentTags }).check(noDuplicates{}).
+			onlyHonours(func(v any) bool { xs, _ := v.([]string); return len(xs) == 0 }),
+		newKey("group.streams.topology.description.plugin.class", TypeClass, "", "A StreamsGroupTopologyDescriptionPlugin class; unset turns the feature off (sharq answers as a Kafka broker without one).").nullDef().ignored(),
+		// Kafka 4.4's internal streams keys: not listed unless set.
+		newKey("group.streams.assignor.offload.enable", TypeBoolean, "true", "Whether to offload streams group assignment to a background thread.").ignored().dyn().unlisted(),
+		newKey("group.streams.task.offset.interval.ms", TypeInt, "60000", "How often clients report the changelog offsets of their warm-up tasks (sent with the next heartbeat once this time has passed).").
+			bind(func(c *Config) any { return &c.GroupStreamsTaskOffsetIntervalMs }).check(atLeast(1)).unlisted(),
+		newKey("group.streams.min.task.offset.interval.ms", TypeInt, "15000", "The minimum allowed value of the group config streams.task.offset.interval.ms.").
+			bind(func(c *Config) any { return &c.GroupStreamsMinTaskOffsetIntervalMs }).check(atLeast(1)).unlisted(),
+		newKey("group.streams.num.warmup.replicas", TypeInt, "2", "The maximum number of warm-up task replicas (sharq has no warm-up tasks).").
+			bind(func(c *Config) any { return &c.GroupStreamsNumWarmupReplicas }).check(atLeast(0)).ignored().unlisted(),
+		newKey("group.streams.max.warmup.replicas", TypeInt, "20", "The maximum allowed value of the group config streams.num.warmup.replicas.").
+			bind(func(c *Config) any { return &c.GroupStreamsMaxWarmupReplicas }).check(atLeast(0)).unlisted(),
+		newKey("group.streams.acceptable.recovery.lag", TypeLong, "10000", "The largest lag (offsets to catch up) at which a client counts as caught up on a task for an active assignment.").
+			bind(func(c *Config) any { return &c.GroupStreamsAcceptableRecoveryLag }).check(atLeast(0)).unlisted(),
 
 		// --- Share groups (KIP-932) ---
 		newKey("group.share.max.size", TypeInt, "200", "The maximum number of members of a share group.").

@@ -15,6 +15,9 @@ var pendingKeys = []string{
 	// simple assignor.
 	"group.share.assignment.interval.ms", "group.share.assignors",
 	"group.share.max.assignment.interval.ms", "group.share.min.assignment.interval.ms",
+	// So does the streams group coordinator.
+	"group.streams.assignment.interval.ms", "group.streams.max.assignment.interval.ms",
+	"group.streams.min.assignment.interval.ms",
 	// Producer-id expiry (the log uses Kafka's default, 1 day).
 	"producer.id.expiration.ms",
 	// Storage details the log does not implement yet.

@@ -175,8 +175,13 @@ func writeMarkdown(w *bufio.Writer) error {
 		if k.valid != nil {
 			valid = k.valid.String()
 		}
-		if k.minKey != "" {
+		switch {
+		case k.minKey != "" && k.maxKey != "":
 			valid = "[`" + k.minKey + "`,...,`" + k.maxKey + "`]"
+		case k.minKey != "":
+			valid = "[`" + k.minKey + "`,...]"
+		case k.maxKey != "":
+			valid = "[0,...,`" + k.maxKey + "`]"
 		}
 		def, broker := k.def, ""
 		if k.broker != "" {
@@ -189,10 +194,8 @@ func writeMarkdown(w *bufio.Writer) error {
 		switch {
 		case strings.HasPrefix(k.name, "sharq."):
 			status = "sharq only"
-		case strings.HasPrefix(k.name, "streams.") && k.broker == "":
-			// The streams keys with a broker synonym drive sharq's
-			// streams groups; the assignor tuning ones do not.
-			status = "ignored (sharq's one assignor does not use it)"
+		case k.unused != "":
+			status = "ignored (" + k.unused + ")"
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s | %s |\n", k.name, k.typ, mdCell(def), broker, mdCell(valid), status, mdCell(k.doc))
 	}

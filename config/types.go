@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -116,9 +117,19 @@ func formatTyped(v any) string {
 	return fmt.Sprint(v)
 }
 
-// javaDouble prints a float the way Java's Double.toString does for the
-// values configs use (0.5, 1.0), so DescribeConfigs matches Kafka.
+// javaDouble prints a float the way Java's Double.toString does, so
+// DescribeConfigs matches Kafka: plain decimals (0.5, 1.0) from 10^-3 up to
+// 10^7, otherwise "computerized scientific notation" (1.0E7,
+// 1.7976931348623157E308, the default of log.cleaner.io.max.bytes.per.second).
 func javaDouble(f float64) string {
+	if a := math.Abs(f); a != 0 && !math.IsInf(f, 0) && !math.IsNaN(f) && (a < 1e-3 || a >= 1e7) {
+		mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+		if !strings.Contains(mant, ".") {
+			mant += ".0"
+		}
+		e, _ := strconv.Atoi(exp)
+		return mant + "E" + strconv.Itoa(e)
+	}
 	s := strconv.FormatFloat(f, 'f', -1, 64)
 	if !strings.ContainsAny(s, ".eE") {
 		s += ".0"
@@ -235,6 +246,33 @@ func (nonEmptyList) check(v any) string {
 		seen[x] = true
 	}
 	return ""
+}
+
+// noDuplicates rejects duplicate entries and allows an empty list
+// (ValidList.anyNonDuplicateValues(true, false)).
+type noDuplicates struct{}
+
+func (noDuplicates) String() string { return "list without duplicates" }
+func (noDuplicates) check(v any) string {
+	xs, _ := v.([]string)
+	if len(xs) == 0 {
+		return ""
+	}
+	return nonEmptyList{}.check(v)
+}
+
+// onlyBuiltIn refuses list entries other than the named built-ins: where
+// Kafka would load a class by name, sharq has only its own implementations.
+func onlyBuiltIn(names ...string) func(v any) string {
+	return func(v any) string {
+		xs, _ := v.([]string)
+		for _, x := range xs {
+			if !slices.Contains(names, x) {
+				return fmt.Sprintf("sharq has only the built-in %s; %q cannot be loaded", strings.Join(names, ", "), x)
+			}
+		}
+		return ""
+	}
 }
 
 // funcV wraps an ad hoc check.

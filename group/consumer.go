@@ -322,8 +322,13 @@ func (m *consumerMember) topicsFor(topics map[string]TopicInfo) map[string]bool 
 		out[n] = true
 	}
 	if m.re != nil {
-		for n, info := range topics {
-			if !info.Internal && m.re.MatchString(n) {
+		// Internal topics are candidates too: Kafka 4.4's coordinator
+		// matches every topic of the metadata image (only an authorizer
+		// filters), so a member naming __consumer_offsets in its regex is
+		// assigned it. Skipping internal topics is the clients' rule for
+		// their own pattern subscriptions.
+		for n := range topics {
+			if m.re.MatchString(n) {
 				out[n] = true
 			}
 		}

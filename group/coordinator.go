@@ -20,9 +20,6 @@ type TopicID [16]byte
 type TopicInfo struct {
 	ID         TopicID
 	Partitions int32
-	// Internal topics (__consumer_offsets, ...) never match a regular
-	// expression subscription, as on Kafka.
-	Internal bool
 }
 
 // Settings are the effective limits and timeouts of one group: broker

@@ -399,14 +399,15 @@ func TestConcurrentCommits(t *testing.T) {
 	}
 }
 
-// TestConsumerRegexSkipsInternalTopics: a KIP-848 regular expression
-// subscription never resolves to an internal topic, as on Kafka.
-func TestConsumerRegexSkipsInternalTopics(t *testing.T) {
+// TestConsumerRegexMatchesInternalTopics: a KIP-848 regular expression
+// resolves against every topic, internal ones included, as Kafka 4.4's
+// coordinator does; it is matched in full.
+func TestConsumerRegexMatchesInternalTopics(t *testing.T) {
 	clk := NewFakeClock(time.Unix(1_700_000_000, 0))
 	st := DefaultSettings()
 	topics := map[string]TopicInfo{
 		"t":                  {ID: TopicID{1}, Partitions: 2},
-		"__consumer_offsets": {ID: TopicID{2}, Partitions: 50, Internal: true},
+		"__consumer_offsets": {ID: TopicID{2}, Partitions: 50},
 	}
 	c, err := New(Config{Store: NewMemStore(), Clock: clk, Settings: func(string) Settings { return st },
 		Topics: func() map[string]TopicInfo { return topics }})
@@ -414,17 +415,25 @@ func TestConsumerRegexSkipsInternalTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	for _, re := range []string{".*", "__.*", "t|__consumer_offsets"} {
-		re := re
+	for _, tc := range []struct {
+		re               string
+		internal, userTp bool
+	}{
+		{".*", true, true},
+		{"__.*", true, false},
+		{"t|__consumer_offsets", true, true},
+		{"__consumer", false, false},
+	} {
+		re := tc.re
 		r := c.ConsumerHeartbeat(ConsumerHeartbeatRequest{Group: "g-" + re, MemberID: "m", SubscribedTopicRegex: &re, RebalanceTimeout: time.Minute})
 		if r.Err != nil {
 			t.Fatalf("%s: %v", re, r.Err)
 		}
-		if _, ok := r.Assignment[TopicID{2}]; ok {
-			t.Errorf("regex %q assigned __consumer_offsets: %v", re, r.Assignment)
+		if got := len(r.Assignment[TopicID{2}]) == 50; got != tc.internal {
+			t.Errorf("regex %q: __consumer_offsets assigned %v, want %v (%v)", re, got, tc.internal, r.Assignment)
 		}
-		if want := re != "__.*"; want != (len(r.Assignment[TopicID{1}]) == 2) {
-			t.Errorf("regex %q: assignment %v", re, r.Assignment)
+		if got := len(r.Assignment[TopicID{1}]) == 2; got != tc.userTp {
+			t.Errorf("regex %q: t assigned %v, want %v (%v)", re, got, tc.userTp, r.Assignment)
 		}
 	}
 }
