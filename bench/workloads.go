@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"log/slog"
+	"runtime"
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/interop"
@@ -380,6 +381,10 @@ func runWorkload(ctx context.Context, e *env, apis map[int16]int16, w workload, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
+	// The franz-go clients run in this process: collect what earlier
+	// workloads left on its heap so that collecting it does not land in
+	// this workload's timing (it did, and it varied from run to run).
+	runtime.GC()
 	mw := watchMem(e.pid)
 	start := time.Now()
 	e.cpuFrom = -1
