@@ -43,7 +43,7 @@ type conn struct {
 	// and stays so until the reader sends again.
 	queued atomic.Int32
 	free   chan []byte // frame buffers back to the reader
-	wbuf   []byte      // response buffer, owned by the processor
+	wbuf   []byte      // response buffer, owned by whoever handles the request
 	// fetchBuf holds record bytes read for the current Fetch; it is reused
 	// because the response is written before the next request is handled.
 	fetchBuf []byte
