@@ -29,7 +29,10 @@ func init() { regKey(79, 1, 2, handleShareAcknowledge) }
 
 func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ShareAcknowledgeRequest)
-	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
+	sc := r.c.shareScratch()
+	// The connection's last answer is written: its slices are reused.
+	resp := &sc.ack
+	*resp = kmsg.ShareAcknowledgeResponse{Version: req.Version, Topics: resp.Topics[:0], NodeEndpoints: resp.NodeEndpoints[:0]}
 	if !r.s.shareGroupsEnabled() {
 		resp.ErrorCode = errUnsupportedVersion
 		return resp, nil
@@ -42,7 +45,6 @@ func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
-	sc := r.c.shareScratch()
 	in := sc.Reset()
 	in.Group, in.Member, in.Conn = *req.GroupID, *req.MemberID, r.c
 	if r.s.authz != nil {
@@ -68,19 +70,20 @@ func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error
 	// Every partition of the request is answered, under its topic as the
 	// request grouped them.
 	i := 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewShareAcknowledgeResponseTopic()
-		rt.TopicID = t.TopicID
-		for range t.Partitions {
+	topics := grow(resp.Topics, len(req.Topics))
+	for ti := range req.Topics {
+		rt := &topics[ti]
+		parts := grow(rt.Partitions, len(req.Topics[ti].Partitions))
+		*rt = kmsg.ShareAcknowledgeResponseTopic{TopicID: req.Topics[ti].TopicID}
+		for pi := range parts {
 			pr := &res.Partitions[i]
 			i++
-			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
-			rp.Partition = pr.Partition
-			rp.ErrorCode = pr.Code
+			rp := &parts[pi]
+			*rp = kmsg.ShareAcknowledgeResponseTopicPartition{Partition: pr.Partition, ErrorCode: pr.Code}
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
-			rt.Partitions = append(rt.Partitions, rp)
 		}
-		resp.Topics = append(resp.Topics, rt)
+		rt.Partitions = parts
 	}
+	resp.Topics = topics
 	return resp, nil
 }

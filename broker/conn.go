@@ -11,6 +11,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,11 +19,15 @@ import (
 	"sharq/log"
 )
 
-// conn is one client connection. A reader goroutine only reads frames; a
+// conn is one client connection. A reader goroutine reads frames; a
 // processor goroutine decodes, handles and writes the answers in order. Two
 // frame buffers circulate between them, so the reader is at most one request
 // ahead (Kafka mutes a connection while a request is in flight) and notices a
 // closed socket while a long-poll is parked, which cancels the conn context.
+// A request that never parks, arriving while the processor is idle, is
+// handled by the reader itself (handleInline): that saves a goroutine
+// hand-off and the wake-up of a second thread per request, which is most of
+// a ShareAcknowledge's cost to the broker.
 type conn struct {
 	s        *Server
 	nc       net.Conn
@@ -33,8 +38,12 @@ type conn struct {
 	cancel context.CancelFunc
 
 	frames chan []byte // read frames, in order
+	// queued counts frames sent to the processor and not yet answered.
+	// Only the reader adds to it, so when it reads 0 the processor is idle
+	// and stays so until the reader sends again.
+	queued atomic.Int32
 	free   chan []byte // frame buffers back to the reader
-	wbuf   []byte      // response buffer, owned by the processor
+	wbuf   []byte      // response buffer, owned by whoever handles the request
 	// fetchBuf holds record bytes read for the current Fetch; it is reused
 	// because the response is written before the next request is handled.
 	fetchBuf []byte
@@ -44,9 +53,11 @@ type conn struct {
 	// abortedScratch receives log.AbortedTransactions before conversion.
 	abortedScratch []log.AbortedTxn
 	// share is the reused memory of ShareFetch and ShareAcknowledge,
-	// sfDecoder the reused decoded ShareFetch (share_fetch_decode.go).
+	// sfDecoder and saDecoder the reused decoded ShareFetch and
+	// ShareAcknowledge (share_fetch_decode.go, share_ack_decode.go).
 	share     *shareScratch
 	sfDecoder *shareFetchDecoder
+	saDecoder *shareAckDecoder
 	// cur is the request being handled (one at a time per connection);
 	// clientID the last client id, kept while the next is the same.
 	cur      request
@@ -188,6 +199,17 @@ func (c *conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
+		if c.queued.Load() == 0 && c.handleInline(buf) {
+			err := c.handleSafely(buf)
+			c.s.reqBytes.release(int64(size))
+			c.free <- recycle(buf)
+			if err != nil {
+				c.close()
+				return
+			}
+			continue
+		}
+		c.queued.Add(1)
 		select {
 		case c.frames <- buf:
 		case <-c.ctx.Done():
@@ -195,6 +217,41 @@ func (c *conn) readLoop() {
 			return
 		}
 	}
+}
+
+// inlineKeys are the requests the reader may handle itself: they never
+// park, so the socket goes unread only for as long as they compute. A
+// long-poll (Fetch, ShareFetch, group joins) is left to the processor so
+// that a client closing its connection meanwhile is noticed at once.
+var inlineKeys = [...]bool{shareAcknowledgeKey: true}
+
+const shareAcknowledgeKey = 79
+
+// handleInline reports whether the reader handles frame itself (the
+// processor being idle, see queued).
+func (c *conn) handleInline(frame []byte) bool {
+	if c.auth.raw || len(frame) < 2 {
+		return false
+	}
+	key := int(binary.BigEndian.Uint16(frame))
+	return key < len(inlineKeys) && inlineKeys[key]
+}
+
+// handleSafely is handleFrame for the reader: a panic is logged and closes
+// only this connection, and a failure is counted and logged as the
+// processor does.
+func (c *conn) handleSafely(frame []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("panic serving connection; closing it", "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	if err = c.handleFrame(frame); err != nil {
+		c.s.metrics.failed(int16(binary.BigEndian.Uint16(frame)))
+		c.logger.Info("closing connection", "err", err)
+	}
+	return err
 }
 
 // armDeadline sets the read deadline ms from now (none if ms <= 0) and
@@ -317,6 +374,7 @@ func (c *conn) processLoop() {
 		cur = nil
 		c.s.reqBytes.release(int64(len(frame)))
 		c.free <- recycle(frame)
+		c.queued.Add(-1)
 		if err != nil {
 			c.logger.Info("closing connection", "err", err)
 			return
@@ -375,13 +433,18 @@ func (c *conn) handleFrame(frame []byte) error {
 			return fmt.Errorf("%s waiting for the coordinators: %w", kmsg.NameForKey(key), err)
 		}
 	}
-	if key == shareFetchKey {
+	if key == shareFetchKey || key == shareAcknowledgeKey {
 		// Request header v2 (tagged fields), then the reused decoder.
 		var err error
 		if rest, err = skipTags(rest); err != nil {
 			return fmt.Errorf("request header tags of %s v%d: %w", kmsg.NameForKey(key), version, err)
 		}
-		req, err := c.shareFetchDecoder().decode(version, rest)
+		var req kmsg.Request
+		if key == shareFetchKey {
+			req, err = c.shareFetchDecoder().decode(version, rest)
+		} else {
+			req, err = c.shareAckDecoder().decode(version, rest)
+		}
 		if err != nil {
 			return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
 		}

@@ -242,3 +242,133 @@ func benchAppend(tb testing.TB, p *partition, batch []byte) {
 		tb.Fatal(err)
 	}
 }
+
+// shareAckBench holds a session whose member acquired the records of the
+// bench partition, and builds ShareAcknowledge frames accepting them 10 at
+// a time, in order.
+type shareAckBench struct {
+	fb    *shareFetchBench
+	req   *kmsg.ShareAcknowledgeRequest
+	acked int64 // next offset to accept
+	held  int64 // end of what the member acquired
+}
+
+// ackChunk batches of 10 records are acquired at a time: under the
+// share-partition's 2000 in-flight records.
+const ackChunk = 150
+
+func newShareAckBench(tb testing.TB) *shareAckBench {
+	fb := newShareFetchBench(tb, ackChunk) // the session is open, [0, 9] acquired
+	req := fb.req
+	req.MaxRecords, req.BatchSize = ackChunk*10, ackChunk*10
+	req.Topics[0].Partitions[0].AcknowledgementBatches = nil
+	group, member := *req.GroupID, *req.MemberID
+	ack := kmsg.NewPtrShareAcknowledgeRequest()
+	ack.Version = 2
+	ack.GroupID, ack.MemberID = &group, &member
+	at := kmsg.NewShareAcknowledgeRequestTopic()
+	at.TopicID = req.Topics[0].TopicID
+	at.Partitions = append(at.Partitions, kmsg.NewShareAcknowledgeRequestTopicPartition())
+	ack.Topics = append(ack.Topics, at)
+	ab := &shareAckBench{fb: fb, req: ack, held: 10}
+	ab.acquire(tb)
+	return ab
+}
+
+// acquire takes every record of the log the member does not hold yet
+// (the session's ShareFetches and ShareAcknowledges share its epoch).
+func (ab *shareAckBench) acquire(tb testing.TB) {
+	req := ab.fb.req
+	req.ShareSessionEpoch = ab.req.ShareSessionEpoch
+	if req.ShareSessionEpoch == 0 {
+		req.ShareSessionEpoch = 1
+	}
+	end := ab.fb.s.partitionFor("bench", 0).HighWatermark()
+	for ab.held < end { // a log read is bounded: fetch until all are taken
+		kresp, err := handleShareFetch(ab.fb.r, req)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		req.ShareSessionEpoch++
+		tps := kresp.(*kmsg.ShareFetchResponse).Topics
+		if len(tps) != 1 || len(tps[0].Partitions) != 1 || len(tps[0].Partitions[0].AcquiredRecords) == 0 {
+			tb.Fatalf("acquire from %d: %+v", ab.held, tps)
+		}
+		acq := tps[0].Partitions[0].AcquiredRecords
+		if acq[0].FirstOffset != ab.held {
+			tb.Fatalf("acquire from %d: %+v", ab.held, acq)
+		}
+		ab.held = acq[len(acq)-1].LastOffset + 1
+	}
+	ab.req.ShareSessionEpoch = req.ShareSessionEpoch
+}
+
+// frame is the next request: it accepts the next 10 offsets, appending
+// and acquiring more records first when the member holds no more.
+func (ab *shareAckBench) frame(tb testing.TB) []byte {
+	if ab.acked >= ab.held {
+		p := ab.fb.s.partitionFor("bench", 0)
+		batch := benchBatch(10, 100)
+		for j := 0; j < ackChunk; j++ {
+			benchAppend(tb, p, batch)
+		}
+		ab.acquire(tb)
+	}
+	p := &ab.req.Topics[0].Partitions[0]
+	b := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+	b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = ab.acked, ab.acked+9, []int8{1}
+	p.AcknowledgementBatches = append(p.AcknowledgementBatches[:0], b)
+	f := encodeFrame(ab.req)
+	ab.req.ShareSessionEpoch++
+	ab.acked += 10
+	return f
+}
+
+// A ShareAcknowledge decoded, handled and answered through handleFrame
+// allocates nothing once the connection's scratch is warm (it was 12
+// allocations: kmsg's decoded request and a new response per request).
+func TestShareAcknowledgeAllocs(t *testing.T) {
+	ab := newShareAckBench(t)
+	c := ab.fb.r.c
+	for i := 0; i < 10; i++ { // warm the scratch
+		if err := c.handleFrame(ab.frame(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Frames built ahead stay within what the member holds.
+	runs := int((ab.held-ab.acked)/10) - 1
+	frames := make([][]byte, runs+1)
+	for i := range frames {
+		frames[i] = ab.frame(t)
+	}
+	n := 0
+	allocs := testing.AllocsPerRun(runs, func() {
+		if err := c.handleFrame(frames[n]); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	})
+	if allocs > 0 {
+		t.Fatalf("%.1f allocations per ShareAcknowledge frame, want 0", allocs)
+	}
+	if st := ab.fb.s.share.Partitions(0); len(st) != 1 || st[0].SPSO != ab.acked {
+		t.Fatalf("after the frames the share-partition is %+v, want SPSO %d (every frame's acks applied)", st, ab.acked)
+	}
+}
+
+// BenchmarkShareAcknowledgeFrame is one ShareAcknowledge accepting 10
+// records through handleFrame (the frame is built outside the timer).
+func BenchmarkShareAcknowledgeFrame(b *testing.B) {
+	ab := newShareAckBench(b)
+	c := ab.fb.r.c
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		frame := ab.frame(b)
+		b.StartTimer()
+		if err := c.handleFrame(frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -174,3 +174,48 @@ func TestIdleConnectionClosed(t *testing.T) {
 		t.Fatalf("closed after %v, before connections.max.idle.ms", d)
 	}
 }
+
+// ShareAcknowledge frames pipelined behind a parked Fetch are answered
+// after it, in order: the reader handles a request itself only when the
+// processor is idle.
+func TestPipelinedBehindParkedFetchAnsweredInOrder(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	mustCreateTopic(t, newAdmin(t, b), "parked", 1, nil)
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version = 11
+	fetch.ReplicaID, fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes = -1, 300, 1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "parked"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	fetch.Topics = append(fetch.Topics, ft)
+	group, member := "g", "m"
+	ack := kmsg.NewPtrShareAcknowledgeRequest()
+	ack.Version = 1
+	ack.GroupID, ack.MemberID, ack.ShareSessionEpoch = &group, &member, 1
+	ackBody := append([]byte{0}, ack.AppendTo(nil)...) // request header v2: no tags
+
+	conn := dial(t, b.Addr)
+	all := frame(1, 11, 1, fetch.AppendTo(nil))
+	all = append(all, frame(79, 1, 2, ackBody)...)
+	all = append(all, frame(79, 1, 3, ackBody)...)
+	all = append(all, frame(18, 0, 4, nil)...)
+	start := time.Now()
+	conn.Write(all)
+	for i := int32(1); i <= 4; i++ {
+		resp, err := readResponse(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if corr := int32(binary.BigEndian.Uint32(resp)); corr != i {
+			t.Fatalf("response %d has correlation id %d", i, corr)
+		}
+		if i == 1 {
+			if d := time.Since(start); d < 250*time.Millisecond {
+				t.Fatalf("the Fetch was answered after %v: it did not park, so this proves nothing", d)
+			}
+		}
+	}
+}

@@ -39,8 +39,8 @@
 // Durability points: with PebblePersister, Write(sync=true) commits with
 // pebble.Sync. The broker uses JournaledPersister: Write(sync=true) is one
 // write(2) to a journal (survives a process crash, not a power loss unless
-// the journal syncs every write) then a pebble NoSync write; a checkpoint
-// (Flush, or the journal reaching CheckpointBytes) syncs pebble and empties
-// the journal. Write(sync=false) goes to pebble without fsync and is
+// the journal syncs every write); a checkpoint (Flush, or the journal
+// reaching CheckpointBytes) writes the journaled states to pebble, syncs it
+// and empties the journal. Write(sync=false) goes to pebble without fsync and is
 // durable after Flush. DESIGN.md says which transitions need which.
 package share

@@ -19,10 +19,13 @@ const DefaultCheckpointBytes = 4 << 20
 // a Journal instead of a pebble fsync: Write(sync=true) returns once the
 // state is in the OS page cache (a process crash keeps it; a power loss
 // may not unless the journal syncs every write). Pebble stays the store of
-// record: every write also goes to pebble without sync, a checkpoint
-// (Flush, or the journal outgrowing CheckpointBytes) syncs pebble and
-// empties the journal, and OpenJournaledPersister replays what a crash
-// left in the journal.
+// record: a journaled state is kept in memory (the latest per key) and
+// written to pebble, without sync, by the next checkpoint (Flush, or the
+// journal outgrowing CheckpointBytes), which then syncs pebble and empties
+// the journal; OpenJournaledPersister replays what a crash left in the
+// journal. A pebble write per journaled state cost a commit and a wake-up
+// of pebble's WAL writer per acknowledgement, for a state the journal
+// already keeps. Non-sync writes go to pebble without sync, as before.
 //
 // After a crash the last journaled state of a key wins over a later
 // non-sync write of that key that pebble may still hold: non-sync writes
@@ -46,6 +49,10 @@ type JournaledPersister struct {
 	valBuf []byte       // under mu
 	keyBuf []byte       // under mu
 	lost   map[Key]bool // under mu: states lost to journal corruption (ErrStateLost)
+	// pending, under mu: encoded states journaled since the last
+	// checkpoint and not yet in pebble, the latest per key. Load reads
+	// them first; the listings and checkpoints write them to pebble.
+	pending map[Key][]byte
 
 	// gsync group-commits the journal fsyncs of syncEvery: writers of
 	// different share-partitions append under mu one after the other,
@@ -105,7 +112,7 @@ func OpenJournaledPersister(db *pebble.DB, path string, syncEveryWrite bool, log
 		}
 	}
 	p := &JournaledPersister{PebblePersister: NewPebblePersister(db), db: db, logger: logger,
-		syncEvery: syncEveryWrite, CheckpointBytes: DefaultCheckpointBytes}
+		syncEvery: syncEveryWrite, CheckpointBytes: DefaultCheckpointBytes, pending: map[Key][]byte{}}
 	p.mu.j = j
 	if p.lost, err = loadLostStates(db); err != nil {
 		j.Close()
@@ -185,15 +192,73 @@ func loadLostStates(db *pebble.DB) (map[Key]bool, error) {
 	return lost, it.Error()
 }
 
-// Load refuses a share-partition whose state was lost (ErrStateLost).
+// Load refuses a share-partition whose state was lost (ErrStateLost). A
+// journaled state not yet in pebble is the latest.
 func (p *JournaledPersister) Load(key Key, st *State) (bool, error) {
 	p.mu.Lock()
 	lost := p.lost[key]
+	var err error
+	v, ok := p.pending[key]
+	if ok {
+		err = DecodeState(v, st)
+	}
 	p.mu.Unlock()
 	if lost {
 		return false, fmt.Errorf("load share state %s: %w; reset its offsets (AlterShareGroupOffsets) or delete the group to start it again", key, ErrStateLost)
 	}
+	if ok {
+		if err != nil {
+			return false, fmt.Errorf("load share state %s: %w", key, err)
+		}
+		return true, nil
+	}
 	return p.PebblePersister.Load(key, st)
+}
+
+// Keys lists what pebble holds once the pending states are in it.
+func (p *JournaledPersister) Keys(group string, dst []Key) ([]Key, error) {
+	if err := p.writePending(); err != nil {
+		return dst, err
+	}
+	return p.PebblePersister.Keys(group, dst)
+}
+
+// Groups lists what pebble holds once the pending states are in it.
+func (p *JournaledPersister) Groups() ([]string, error) {
+	if err := p.writePending(); err != nil {
+		return nil, err
+	}
+	return p.PebblePersister.Groups()
+}
+
+func (p *JournaledPersister) writePending() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.writePendingLocked()
+}
+
+// writePendingLocked writes the pending states to pebble without sync, in
+// one batch: they stay in the journal until the next checkpoint.
+func (p *JournaledPersister) writePendingLocked() error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	b := p.db.NewBatch()
+	defer b.Close()
+	for k, v := range p.pending {
+		kb, err := AppendKey(nil, k)
+		if err != nil {
+			return err
+		}
+		if err := b.Set(kb, v, nil); err != nil {
+			return fmt.Errorf("write share state %s: %w", k, err)
+		}
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("write share states: %w", err)
+	}
+	clear(p.pending)
+	return nil
 }
 
 // ClearLost forgets that key's state was lost, so that it loads afresh:
@@ -224,9 +289,9 @@ func (p *JournaledPersister) clearLostLocked(match func(Key) bool) error {
 	return nil
 }
 
-// Write journals the state first when sync, then writes it to pebble
-// without sync. With syncEveryWrite a sync Write returns once the journal
-// is fsynced.
+// Write journals the state when sync (pebble gets it at the next
+// checkpoint), else writes it to pebble without sync. With syncEveryWrite a
+// sync Write returns once the journal is fsynced.
 func (p *JournaledPersister) Write(key Key, st *State, sync bool) error {
 	target, err := p.write(key, st, sync)
 	if err != nil || !sync || !p.syncEvery {
@@ -254,11 +319,18 @@ func (p *JournaledPersister) write(key Key, st *State, sync bool) (int64, error)
 		if err := p.mu.j.appendEncoded(key, p.keyBuf, p.valBuf); err != nil {
 			return 0, p.writeThroughLocked(key, err)
 		}
+		// The key's buffer is reused: no allocation per write.
+		p.pending[key] = append(p.pending[key][:0], p.valBuf...)
+	} else {
+		if err := p.db.Set(p.keyBuf, p.valBuf, pebble.NoSync); err != nil {
+			return 0, fmt.Errorf("write share state %s: %w", key, err)
+		}
+		// Newer than a pending state of the key, which must not
+		// overwrite it at the checkpoint. (After a crash the journaled
+		// state wins, as the Persister contract allows.)
+		delete(p.pending, key)
 	}
 	target := p.mu.j.Appended()
-	if err := p.db.Set(p.keyBuf, p.valBuf, pebble.NoSync); err != nil {
-		return 0, fmt.Errorf("write share state %s: %w", key, err)
-	}
 	if p.mu.j.Size() > p.CheckpointBytes {
 		// The write itself is done (journaled when sync); a failed
 		// checkpoint leaves the journal to grow and the next Write retries.
@@ -274,6 +346,12 @@ func (p *JournaledPersister) write(key Key, st *State, sync bool) (int64, error)
 // durable, so the journal can then start over empty.
 func (p *JournaledPersister) writeThroughLocked(key Key, appendErr error) error {
 	p.logger.Warn("share journal append failed; writing through with a pebble sync", "key", key.String(), "err", appendErr)
+	// The journal is emptied below: what it holds for other keys goes to
+	// pebble first, made durable by this write's sync.
+	delete(p.pending, key)
+	if err := p.writePendingLocked(); err != nil {
+		return fmt.Errorf("write share state %s: %w (journal: %v)", key, err, appendErr)
+	}
 	if err := p.db.Set(p.keyBuf, p.valBuf, pebble.Sync); err != nil {
 		return fmt.Errorf("write share state %s: %w (journal: %v)", key, err, appendErr)
 	}
@@ -301,9 +379,13 @@ func (p *JournaledPersister) syncJournal(target int64) error {
 	return nil
 }
 
-// checkpointLocked syncs pebble (every earlier write, journaled or not,
-// becomes durable) and then empties the journal.
+// checkpointLocked writes the pending states to pebble, syncs it (every
+// earlier write, journaled or not, becomes durable) and then empties the
+// journal.
 func (p *JournaledPersister) checkpointLocked() error {
+	if err := p.writePendingLocked(); err != nil {
+		return err
+	}
 	if err := p.PebblePersister.Flush(); err != nil {
 		return err
 	}

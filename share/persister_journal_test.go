@@ -519,3 +519,60 @@ func TestJournaledPersisterCorruptRecords(t *testing.T) {
 		t.Fatalf("k6 after ClearLost: %+v, want no state", got)
 	}
 }
+
+// A journaled state reaches pebble only at a checkpoint: until then Load,
+// Keys and Groups see it all the same, a later non-sync write of the key
+// is not overwritten by it at the checkpoint, and a crash before the
+// checkpoint keeps it (from the journal).
+func TestJournaledPersisterPendingStates(t *testing.T) {
+	r := newCrashRig(t)
+	r.must(r.p.Write(jkey(0), jstate(10), true))
+	if _, closer, err := r.db.Get(mustKey(t, jkey(0))); err == nil {
+		closer.Close()
+		t.Fatal("a journaled state was written to pebble before a checkpoint")
+	}
+	if got := r.load(jkey(0)); !reflect.DeepEqual(got, jstate(10)) {
+		t.Fatalf("Load of a pending state = %+v", got)
+	}
+	keys, err := r.p.Keys("g", nil)
+	r.must(err)
+	if !reflect.DeepEqual(keys, []Key{jkey(0)}) {
+		t.Fatalf("Keys = %v", keys)
+	}
+	groups, err := r.p.Groups()
+	r.must(err)
+	if !reflect.DeepEqual(groups, []string{"g"}) {
+		t.Fatalf("Groups = %v", groups)
+	}
+
+	r.must(r.p.Write(jkey(1), jstate(20), true))
+	r.must(r.p.Write(jkey(1), jstate(21), false)) // newer, not journaled
+	if got := r.load(jkey(1)); !reflect.DeepEqual(got, jstate(21)) {
+		t.Fatalf("Load after a non-sync write = %+v", got)
+	}
+	r.must(r.p.Write(jkey(2), jstate(30), true))
+	r.must(r.p.Write(jkey(2), jstate(31), true))
+	r.must(r.p.Flush())
+	for p, want := range map[int32]*State{0: jstate(10), 1: jstate(21), 2: jstate(31)} {
+		var st State
+		ok, err := r.p.PebblePersister.Load(jkey(p), &st)
+		if err != nil || !ok || !reflect.DeepEqual(&st, want) {
+			t.Fatalf("pebble holds %+v (%v %v) for partition %d after the checkpoint, want %+v", st, ok, err, p, want)
+		}
+	}
+
+	r.must(r.p.Write(jkey(3), jstate(40), true))
+	r.crash()
+	if got := r.load(jkey(3)); !reflect.DeepEqual(got, jstate(40)) {
+		t.Fatalf("pending state after a crash = %+v", got)
+	}
+}
+
+func mustKey(t *testing.T, k Key) []byte {
+	t.Helper()
+	b, err := AppendKey(nil, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
