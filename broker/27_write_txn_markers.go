@@ -20,7 +20,8 @@ import (
 	"sharq/log"
 )
 
-func init() { regKey(27, 0, 2, handleWriteTxnMarkers) }
+// Version 0 was removed in Kafka 4.0 (KIP-896): 1 to 2, as Kafka 4.4.
+func init() { regKey(27, 1, 2, handleWriteTxnMarkers) }
 
 func handleWriteTxnMarkers(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.WriteTxnMarkersRequest)

@@ -24,10 +24,12 @@ import (
 
 const noAuthorizer = "No Authorizer is configured."
 
+// Version 0 of the three was removed in Kafka 4.0 (KIP-896); ApiVersions
+// advertises 1 to 3 as Kafka 4.4 does.
 func init() {
-	regKey(29, 0, 3, handleDescribeAcls)
-	regKey(30, 0, 3, handleCreateAcls)
-	regKey(31, 0, 3, handleDeleteAcls)
+	regKey(29, 1, 3, handleDescribeAcls)
+	regKey(30, 1, 3, handleCreateAcls)
+	regKey(31, 1, 3, handleDeleteAcls)
 }
 
 func handleCreateAcls(r *request, kreq kmsg.Request) (kmsg.Response, error) {

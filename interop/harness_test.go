@@ -297,6 +297,38 @@ func runTool(t testing.TB, tg Target, step, stdin, cls string, slot bool, args .
 	return res, err
 }
 
+// mustToolOwnRows is mustTool for a listing of every group on the broker:
+// other scenarios' groups come and go on the shared broker at their own
+// pace on each target, so the golden output keeps only the header and the
+// rows whose first column is one of own, with the columns joined by single
+// spaces (the listing pads them to its longest name).
+func mustToolOwnRows(t testing.TB, tg Target, step, cls string, own []string, args ...string) Result {
+	t.Helper()
+	res, err := tool(t, tg, "", "", cls, args...)
+	if err != nil {
+		t.Fatalf("%s: %v\n--- stdout ---\n%s\n--- stderr ---\n%s", step, err, res.Stdout, res.Stderr)
+	}
+	if r := recorder(t); r != nil {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "exit %d\n", res.ExitCode)
+		for i, line := range strings.Split(strings.TrimRight(res.Stdout, "\n"), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 0 && (i == 0 && f[0] == "GROUP" || slices.Contains(own, f[0])) {
+				sb.WriteString(strings.Join(f, " ") + "\n")
+			}
+		}
+		if rerr := r.Record(tg.Name, step, sb.String()); rerr != nil {
+			t.Error(rerr)
+		}
+		if res.Stderr != "" {
+			if rerr := r.Record(tg.Name, step+".stderr", res.Stderr); rerr != nil {
+				t.Error(rerr)
+			}
+		}
+	}
+	return res
+}
+
 // mustTool is tool that fails the test on a non-zero exit, showing both
 // streams.
 func mustTool(t testing.TB, tg Target, step, stdin, cls string, args ...string) Result {

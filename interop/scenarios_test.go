@@ -909,11 +909,11 @@ func scenarioShareGroups(t *testing.T, tg Target) {
 		t.Errorf("share consumer got %v, want %v", got, values)
 	}
 
-	res = shareTool("share-groups/list", "--list")
+	res = mustToolOwnRows(t, tg, "share-groups/list", ClassShareGroups, []string{group}, args(tg, "--list")...)
 	if !slices.Contains(strings.Fields(res.Stdout), group) {
 		t.Errorf("--list %q lacks %s", res.Stdout, group)
 	}
-	res = shareTool("share-groups/list-state", "--list", "--state")
+	res = mustToolOwnRows(t, tg, "share-groups/list-state", ClassShareGroups, []string{group}, args(tg, "--list", "--state")...)
 	if rows := groupTable(res.Stdout); !slices.ContainsFunc(rows, func(r map[string]string) bool {
 		return r["GROUP"] == group && r["STATE"] == "Empty"
 	}) {
@@ -989,7 +989,7 @@ func scenarioShareGroups(t *testing.T, tg Target) {
 	}
 
 	// --share: the consumer-groups scenario's groups come and go meanwhile.
-	res = mustTool(t, tg, "share-groups/groups-list", "", ClassGroups, args(tg, "--list", "--share")...)
+	res = mustToolOwnRows(t, tg, "share-groups/groups-list", ClassGroups, []string{group}, args(tg, "--list", "--share")...)
 	if rows := groupTable(res.Stdout); !slices.ContainsFunc(rows, func(r map[string]string) bool {
 		return r["GROUP"] == group && r["TYPE"] == "Share" && r["PROTOCOL"] == "share"
 	}) {
