@@ -39,10 +39,12 @@ func parkAs(m *Manager, members ...string) {
 	p.mu.Unlock()
 }
 
-func unparkAs(m *Manager, member string) {
+// unparkAs ends a parked ShareFetch of member; the member still fetches
+// from the share-partition.
+func unparkAs(m *Manager, member string, now time.Time) {
 	p := m.loaded(fairKey)
 	p.mu.Lock()
-	delete(p.fair.waiting, member)
+	p.fair.unpark(member, now)
 	p.mu.Unlock()
 }
 
@@ -102,10 +104,10 @@ func TestFairAcquisitionSplits(t *testing.T) {
 			}
 			// b is answered; c still waits and a holds 50: b's share of
 			// the 150 records among three members.
-			unparkAs(m, "b")
+			unparkAs(m, "b", time.Unix(1000, 0))
 			checkAcquired(t, "b", fetchOnce(t, m, &b, "b", 0), tc.want[1])
 			checkAcquired(t, "a again", fetchOnce(t, m, &a, "a", 3), tc.want[2])
-			unparkAs(m, "c")
+			unparkAs(m, "c", time.Unix(1000, 0))
 			parkAs(m, "a")
 			checkAcquired(t, "c", fetchOnce(t, m, &c, "c", 0), tc.want[3])
 		})
@@ -185,7 +187,7 @@ func TestFairAcquisitionWakesWaiters(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		p.mu.Lock()
-		parked := p.fair.waiting["b"].parked > 0 && len(p.waiters) > 0
+		parked := p.fair.members["b"].parked > 0 && len(p.waiters) > 0
 		p.mu.Unlock()
 		if parked {
 			break
@@ -246,26 +248,47 @@ func TestFairStateFloorAndMarks(t *testing.T) {
 	if got := f.floor(); got != int64(fairQuantum/(10*time.Microsecond)) {
 		t.Fatalf("floor %d with a 10µs ack gap", got)
 	}
-	// Waiting members: parked, or answered empty less than fairGrace ago.
+}
+
+// Who contends is judged by state: a member with a ShareFetch parked and
+// one that fetched and holds nothing count however long ago they were
+// answered, up to fairIdle for a member that neither fetches nor holds
+// (holders: TestFairAcquisitionSplits); a member whose session closed does
+// not.
+func TestFairMembersByState(t *testing.T) {
+	p := &part{sp: New(Config{})}
+	p.sp.Initialise(0, 0)
 	now := time.Unix(100, 0)
-	f.park("x")
-	f.park("x")
-	f.park("y")
-	if f.othersWaiting("x", now.UnixNano()) != 1 || f.othersWaiting("z", now.UnixNano()) != 2 {
-		t.Fatalf("waiting %v", f.waiting)
+	// b's ShareFetch is parked; c and d fetched and were answered.
+	p.fair.park("b")
+	p.fair.served("c", now)
+	p.fair.served("d", now)
+	if got := p.fairLimit("a", 1, 400, now); got != 100 {
+		t.Fatalf("a limit %d, want 100 (a quarter of 400 among a, b, c, d)", got)
 	}
-	f.unpark("x", now)
-	f.unpark("x", now)
-	f.unpark("y", now)
-	if got := f.othersWaiting("y", now.Add(fairGrace-1).UnixNano()); got != 1 {
-		t.Fatalf("x answered is not contending within the grace: %d (%v)", got, f.waiting)
+	// However slow the machine, c and d still claim their shares.
+	if got := p.fairLimit("a", 1, 400, now.Add(fairIdle-1)); got != 100 {
+		t.Fatalf("a limit %d with c and d answered a while ago, want 100", got)
 	}
-	if got := f.othersWaiting("y", now.Add(fairGrace).UnixNano()); got != 0 || len(f.waiting) != 0 {
-		t.Fatalf("after the grace: %d waiting (%v)", got, f.waiting)
+	// c and d have not fetched for fairIdle and hold nothing: forgotten;
+	// b is still parked.
+	if got := p.fairLimit("a", 1, 400, now.Add(fairIdle)); got != 200 {
+		t.Fatalf("a limit %d with c and d gone, want 200 (among a, b)", got)
 	}
-	f.served("x", now)
-	if !f.isWaiting("x", now.UnixNano()) || f.isWaiting("x", now.Add(fairGrace).UnixNano()) {
-		t.Fatalf("served member: %v", f.waiting)
+	if _, ok := p.fair.members["c"]; ok {
+		t.Fatal("idle member c still known")
+	}
+	p.fair.unpark("b", now.Add(fairIdle))
+	if got := p.fairLimit("a", 1, 400, now.Add(2*fairIdle-1)); got != 200 {
+		t.Fatalf("a limit %d after b was answered, want 200", got)
+	}
+	// b's session closed.
+	p.fair.forget("b")
+	if got := p.fairLimit("a", 1, 400, now.Add(2*fairIdle-1)); got != -1 {
+		t.Fatalf("a alone: limit %d, want none", got)
+	}
+	if n := len(p.fair.members); n != 1 {
+		t.Fatalf("%d members known, want a alone", n)
 	}
 }
 
@@ -289,11 +312,10 @@ func TestFairLimitSpread(t *testing.T) {
 	p.sp.Initialise(0, 0)
 	now := time.Unix(100, 0)
 	p.fair.park("b")
-	p.fair.setMember("b", memberInfo{spread: 1})
+	p.fair.setMember("b", memberInfo{spread: 1, parked: 1})
 	if got := p.fairLimit("a", 2, 300, now); got != 100 {
 		t.Fatalf("a (2 partitions) limit %d, want 100", got)
 	}
-	delete(p.fair.waiting, "b")
 	p.fair.park("a")
 	if got := p.fairLimit("b", 1, 300, now); got != 200 {
 		t.Fatalf("b (1 partition) limit %d, want 200", got)
@@ -304,7 +326,7 @@ func TestFairLimitSpread(t *testing.T) {
 		t.Fatalf("large batches: limit %d, want none", got)
 	}
 	p.batchBytes = 0
-	delete(p.fair.waiting, "a")
+	p.fair.forget("a")
 	if got := p.fairLimit("b", 1, 300, now); got != -1 {
 		t.Fatalf("b alone: limit %d, want none", got)
 	}
