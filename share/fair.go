@@ -23,8 +23,10 @@ import (
 //	           only when there is any other
 //	work     = records acquirable now (Available in the window, and new
 //	           records the window admits) + records held by every member
-//	share    = max(ceil(work x weight / members' weights), floor), where
-//	           a member's weight is 1 / the partitions it fetches from
+//	fair     = ceil(work x weight / members' weights), where a member's
+//	           weight is 1 / the partitions it fetches from
+//	share    = fair clamped to [floor, records worth fairHold x weight]
+//	           once records were timed; before, fair but at most a batch
 //	limit    = min(share - records this member already holds, MaxRecords)
 //
 // Who contends is judged by state, not by how recently a member was seen:
@@ -37,14 +39,15 @@ import (
 // holds, nor has a fetch parked for fairIdle is forgotten: one that
 // vanished without closing its session.
 //
-// floor keeps fast consumers on today's whole batches: it is the number of
+// Fast consumers (under fairFastRecord a record) are never limited: they
+// keep today's whole batches. For the others, floor is the number of
 // records a member processes in fairQuantum, from the time records stay
 // acquired before they are acknowledged and the time between a member's
 // acknowledgements (averages over the share-partition's recent ones).
 // Splitting a batch costs one more fetch and another copy of the batch's
 // bytes; that pays only when a member would sit on the records for longer
 // than that. Before anything was acknowledged the floor is one record.
-// A limit no lower than the fetch's MaxRecords changes nothing: the
+// A limit no lower than the fetch's MaxRecords and a batch changes nothing: the
 // acquisition stays batch_optimized. Batches over fairMaxSplitBytes are
 // never split. With no other member nothing is limited: today's
 // batch_optimized behaviour. The policy decides only which member gets
@@ -55,6 +58,24 @@ import (
 // fairQuantum is how much work (as time) a member may hold beyond its
 // share of the records before a split is worth it.
 const fairQuantum = 50 * time.Millisecond
+
+// fairHold is the most work (as time, on one partition) a member may hold
+// while others fetch from the share-partition, however large its share of
+// the backlog. A client that fetches ahead acknowledges a poll's records
+// only with its fetch after the next poll, so what it holds overstates the
+// work it has left by up to a whole poll: with the backlog shared out in
+// large pieces up front, members end up to a poll apart. Pieces of at most
+// fairHold keep every member busy (the next piece arrives while it works
+// on the one before) and bound how far apart they finish.
+const fairHold = 2 * fairQuantum
+
+// fairFastRecord: members that spend less than this on a record (as
+// estimated by perRecord) are fast, and get whole batches. Every member
+// given a slice of a batch receives and decodes all of the batch's
+// records, a cost of the order of a fast consumer's own work; for a
+// consumer that takes 200 µs or more on a record it is a few per cent at
+// most.
+const fairFastRecord = 200 * time.Microsecond
 
 // fairMaxSplitBytes: log batches larger than this (on average, in the
 // share-partition's last read) are not split. Every member given a slice of
@@ -168,22 +189,34 @@ func (f *fairState) acked(member string, first, last int64, now time.Time) {
 	}
 }
 
-// floor is the number of records worth fairQuantum of work. A record's
-// time is the smaller of two estimates, each too high in its own way: how
-// long records stay acquired per record (too high when a client fetches
-// ahead and records wait in its buffer), and the time between a member's
-// acknowledgements per record acknowledged (too high when the member was
-// idle, waiting for records). A fast consumer shows up as fast in at least
-// one of them.
-func (f *fairState) floor() int64 {
+// recordTime estimates the time a record takes, in nanoseconds (0: not
+// known yet). It is the smaller of two estimates, each too high in its own
+// way: how long records stay acquired per record (too high when a client
+// fetches ahead and records wait in its buffer), and the time between a
+// member's acknowledgements per record acknowledged (too high when the
+// member was idle, waiting for records). A fast consumer shows up as fast
+// in at least one of them.
+func (f *fairState) recordTime() float64 {
 	per := f.perRecord
 	if f.ackGap > 0 && (per <= 0 || f.ackGap < per) {
 		per = f.ackGap
 	}
+	return max(per, 0)
+}
+
+// floor is the number of records worth fairQuantum of work (1 before
+// anything was timed).
+func (f *fairState) floor() int64 {
+	return f.records(fairQuantum)
+}
+
+// records is how many records take d (1 before anything was timed).
+func (f *fairState) records(d time.Duration) int64 {
+	per := f.recordTime()
 	if per <= 0 {
 		return 1
 	}
-	n := float64(fairQuantum) / per
+	n := float64(d) / per
 	if n > 1<<40 {
 		return 1 << 40
 	}
@@ -266,6 +299,15 @@ func (p *part) fairLimit(member string, spread int, end int64, now time.Time) in
 	if p.batchBytes > fairMaxSplitBytes {
 		return -1
 	}
+	// Fast consumers get whole batches. Judged by the time records stay
+	// acquired, which is at most a poll too high: the gap between
+	// acknowledgements is the sharper estimate but varies with how a
+	// client batches its acknowledgements (one sent after a short gap
+	// can carry a whole poll's).
+	if f.perRecord > 0 && f.perRecord < float64(fairFastRecord) {
+		return -1
+	}
+	per := f.recordTime()
 	if len(f.members) <= 1 && !p.sp.HeldByOthers(member) {
 		return -1 // alone: the common, cheap case
 	}
@@ -293,12 +335,30 @@ func (p *part) fairLimit(member string, spread int, end int64, now time.Time) in
 	if work <= 0 || total <= self {
 		return -1
 	}
-	share := max(int64(math.Ceil(float64(work)*self/total)), f.floor())
+	share := int64(math.Ceil(float64(work) * self / total))
+	if per > 0 {
+		lo := f.floor()
+		share = min(max(share, lo), max(lo, int64(float64(f.records(fairHold))*self)))
+	} else if b := p.batchRecords(); b > 0 {
+		// Nothing timed yet: a batch at most until the first
+		// acknowledgements tell slow members from fast ones (which
+		// come back for more at once).
+		share = min(share, b)
+	}
 	limit := max(share-v.Own, 0)
 	if limit >= v.Acquirable {
 		return -1
 	}
 	return limit
+}
+
+// batchRecords estimates the records in a log batch from the last read (0:
+// nothing read yet).
+func (p *part) batchRecords() int64 {
+	if p.bytesPerOffset <= 0 || p.batchBytes <= 0 {
+		return 0
+	}
+	return max(1, int64(float64(p.batchBytes)/p.bytesPerOffset))
 }
 
 // applyFairLimit makes areq take at most limit records and returns the
@@ -315,10 +375,7 @@ func (p *part) applyFairLimit(limit int64, areq *AcquireRequest) int64 {
 	if areq.MaxRecords <= 0 {
 		areq.MaxRecords = DefaultMaxRecords
 	}
-	batch := int64(1)
-	if p.bytesPerOffset > 0 && p.batchBytes > 0 {
-		batch = max(1, int64(float64(p.batchBytes)/p.bytesPerOffset))
-	}
+	batch := max(1, p.batchRecords())
 	if limit >= int64(areq.MaxRecords)+batch {
 		return -1
 	}
