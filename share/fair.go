@@ -3,6 +3,7 @@ package share
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -118,6 +119,9 @@ type fairState struct {
 	perRecord float64
 	// holders is scratch for the distinct owners of acquired records.
 	holders []string
+	// pressure is the float64 bits of the work per member weight at the
+	// last limited acquisition (fairWeight reads it without part.mu).
+	pressure atomic.Uint64
 	// ackGap is the moving average of the time between two
 	// acknowledgements of a member divided by the records the second one
 	// acknowledged, in nanoseconds; 0 = not known yet.
@@ -286,15 +290,15 @@ func (p *SharePartition) Fair(member string, end int64, v *FairView, holders []s
 // limit would not cut what the member can take anyway (then
 // batch_optimized keeps whole batches).
 //
-// spread is how many share-partitions the member fetches from (its
-// session's): a member assigned two partitions processes each one's
-// records at half its speed, so each member weighs 1/spread in the split
-// (the spread of other members is what their last fetch here said).
-func (p *part) fairLimit(member string, spread int, end int64, now time.Time) int64 {
+// weight is the member's weight here (fairWeight): a member fetching from
+// two share-partitions processes each one's records at about half its
+// speed, so it weighs about 1/2 on each (the weight of other members is
+// what their last fetch here said).
+func (p *part) fairLimit(member string, weight float64, end int64, now time.Time) int64 {
 	f := &p.fair
 	t := now.UnixNano()
 	mi := f.member(member)
-	mi.spread, mi.seen = int32(spread), t
+	mi.w, mi.seen = float32(weight), t
 	f.setMember(member, mi)
 	if p.batchBytes > fairMaxSplitBytes {
 		return -1
@@ -332,6 +336,7 @@ func (p *part) fairLimit(member string, spread int, end int64, now time.Time) in
 	}
 	clear(f.holders) // keep no member ids alive
 	work := v.Acquirable + v.Held
+	f.pressure.Store(math.Float64bits(float64(work) / total))
 	if work <= 0 || total <= self {
 		return -1
 	}
@@ -389,10 +394,10 @@ const fairMembersMax = 1024
 
 // memberInfo is what a share-partition knows of a member fetching from it.
 type memberInfo struct {
-	spread  int32 // share-partitions its last fetch here asked for
-	parked  int32 // its ShareFetches parked here now
-	seen    int64 // UnixNano: its last fetch here
-	lastAck int64 // UnixNano: its last acknowledgement here
+	w       float32 // its weight here (fairWeight) at its last fetch; 0: 1
+	parked  int32   // its ShareFetches parked here now
+	seen    int64   // UnixNano: its last fetch here
+	lastAck int64   // UnixNano: its last acknowledgement here
 }
 
 func (f *fairState) member(member string) memberInfo {
@@ -406,17 +411,45 @@ func (f *fairState) setMember(member string, mi memberInfo) {
 	f.members[member] = mi
 }
 
-// weight is 1/spread of member (1 when unknown).
+// weight is member's weight here (1 when unknown).
 func (f *fairState) weight(member string) float64 {
 	mi := f.members[member]
 	return mi.weight()
 }
 
 func (mi memberInfo) weight() float64 {
-	if mi.spread > 1 {
-		return 1 / float64(mi.spread)
+	if mi.w > 0 {
+		return float64(mi.w)
 	}
 	return 1
+}
+
+// fairWeight is the weight on p of a member whose ShareFetch session
+// includes sc's share-partitions. With k of them it is 1/k while their
+// backlogs per member are alike, and leans towards those with more work
+// per member weight (pressure): a member that also serves a share-partition
+// few others serve should take more there and leave the rest of the
+// shared one to the members that have nothing else.
+func fairWeight(p *part, sc *Scratch) float64 {
+	k := len(sc.fetch)
+	if k <= 1 {
+		return 1
+	}
+	mine := math.Float64frombits(p.fair.pressure.Load())
+	if mine <= 0 {
+		return 1 / float64(k)
+	}
+	sum := 0.0
+	for _, i := range sc.fetch {
+		pr := mine // not known yet: as this one
+		if q := sc.res.Partitions[i].p; q != nil {
+			if x := math.Float64frombits(q.fair.pressure.Load()); x > 0 {
+				pr = x
+			}
+		}
+		sum += pr
+	}
+	return max(mine/sum, 1/float64(4*k))
 }
 
 // ackedRecords notes that member acknowledged n records here at now: the

@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 )
@@ -312,8 +313,8 @@ func TestFairLimitSpread(t *testing.T) {
 	p.sp.Initialise(0, 0)
 	now := time.Unix(100, 0)
 	p.fair.park("b")
-	p.fair.setMember("b", memberInfo{spread: 1, parked: 1})
-	if got := p.fairLimit("a", 2, 300, now); got != 100 {
+	p.fair.setMember("b", memberInfo{w: 1, parked: 1})
+	if got := p.fairLimit("a", 0.5, 300, now); got != 100 {
 		t.Fatalf("a (2 partitions) limit %d, want 100", got)
 	}
 	p.fair.park("a")
@@ -329,5 +330,34 @@ func TestFairLimitSpread(t *testing.T) {
 	p.fair.forget("a")
 	if got := p.fairLimit("b", 1, 300, now); got != -1 {
 		t.Fatalf("b alone: limit %d, want none", got)
+	}
+}
+
+// A member fetching from two share-partitions weighs 1/2 on each while
+// their backlogs per member are alike or not known, and leans towards the
+// one with more work per member.
+func TestFairWeight(t *testing.T) {
+	p0, p1 := &part{}, &part{}
+	var sc Scratch
+	sc.res.Partitions = []PartitionResult{{p: p0}, {p: p1}}
+	sc.fetch = []int{0, 1}
+	if w := fairWeight(p0, &sc); w != 0.5 {
+		t.Fatalf("nothing known: weight %v, want 0.5", w)
+	}
+	p0.fair.pressure.Store(math.Float64bits(100))
+	if w := fairWeight(p0, &sc); w != 0.5 {
+		t.Fatalf("other not known: weight %v, want 0.5", w)
+	}
+	p1.fair.pressure.Store(math.Float64bits(300))
+	if w0, w1 := fairWeight(p0, &sc), fairWeight(p1, &sc); w0 != 0.25 || w1 != 0.75 {
+		t.Fatalf("weights %v and %v, want 0.25 and 0.75", w0, w1)
+	}
+	p1.fair.pressure.Store(math.Float64bits(1e9))
+	if w := fairWeight(p0, &sc); w != 1.0/8 {
+		t.Fatalf("weight %v on a share-partition with little work, want the least, 1/8", w)
+	}
+	sc.fetch = sc.fetch[:1]
+	if w := fairWeight(p0, &sc); w != 1 {
+		t.Fatalf("one share-partition: weight %v", w)
 	}
 }

@@ -657,7 +657,7 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 	}
 	limit := int64(-1)
 	if fair {
-		limit = p.fairLimit(member, len(sc.fetch), end, m.clock.Now())
+		limit = p.fairLimit(member, fairWeight(p, sc), end, m.clock.Now())
 		limit = p.applyFairLimit(limit, &areq)
 	}
 	var data []byte
