@@ -25,7 +25,8 @@ import (
 //	work     = records acquirable now (Available in the window, and new
 //	           records the window admits) + records held by every member
 //	fair     = ceil(work x weight / members' weights), where a member's
-//	           weight is 1 / the partitions it fetches from
+//	           weight is about 1 / the partitions it fetches from, more
+//	           where the work per member is larger (fairWeight)
 //	share    = fair clamped to [floor, records worth fairHold x weight]
 //	           once records were timed; before, fair but at most a batch
 //	limit    = min(share - records this member already holds, MaxRecords)
