@@ -27,7 +27,7 @@ import (
 //	fair     = ceil(work x weight / members' weights), where a member's
 //	           weight is about 1 / the partitions it fetches from, more
 //	           where the work per member is larger (fairWeight)
-//	share    = fair clamped to [floor, records worth fairHold x weight]
+//	share    = fair clamped to [floor, records worth fairHold] x weight
 //	           once records were timed; before, fair but at most a batch
 //	limit    = min(share - records this member already holds, MaxRecords)
 //
@@ -343,7 +343,9 @@ func (p *part) fairLimit(member string, weight float64, end int64, now time.Time
 	}
 	share := int64(math.Ceil(float64(work) * self / total))
 	if per > 0 {
-		lo := f.floor()
+		// Both bounds are of the member's time on this share-partition:
+		// its weight's part of it.
+		lo := max(1, int64(float64(f.floor())*self))
 		share = min(max(share, lo), max(lo, int64(float64(f.records(fairHold))*self)))
 	} else if b := p.batchRecords(); b > 0 {
 		// Nothing timed yet: a batch at most until the first

@@ -327,6 +327,25 @@ func TestFairLimitSpread(t *testing.T) {
 		t.Fatalf("large batches: limit %d, want none", got)
 	}
 	p.batchBytes = 0
+	// Timed at 1 ms a record, with 3000 records: at most 100 ms of work
+	// (100 records) a member, and half that on each of a's two
+	// share-partitions (and a floor of 50 ms, halved too).
+	p.fair.perRecord = float64(time.Millisecond)
+	if got := p.fairLimit("a", 0.5, 3000, now); got != 50 {
+		t.Fatalf("a (weight 1/2) limit %d of 3000 at 1 ms a record, want 50", got)
+	}
+	if got := p.fairLimit("b", 1, 3000, now); got != 100 {
+		t.Fatalf("b limit %d of 3000 at 1 ms a record, want 100", got)
+	}
+	if got := p.fairLimit("a", 0.5, 40, now); got != 25 {
+		t.Fatalf("a (weight 1/2) limit %d of 40 at 1 ms a record, want its floor, 25", got)
+	}
+	// Fast consumers are never limited.
+	p.fair.perRecord = float64(fairFastRecord - 1)
+	if got := p.fairLimit("b", 1, 3000, now); got != -1 {
+		t.Fatalf("fast consumers: limit %d, want none", got)
+	}
+	p.fair.perRecord = 0
 	p.fair.forget("a")
 	if got := p.fairLimit("b", 1, 300, now); got != -1 {
 		t.Fatalf("b alone: limit %d, want none", got)
