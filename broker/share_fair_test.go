@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker"
 	"sharq/broker/brokertest"
@@ -15,12 +16,13 @@ import (
 )
 
 // TestShareFairAcquisition: four franz-go share consumers of one partition,
-// all parked on it, then one log batch of 400 records. Each consumer holds
-// what it gets without acknowledging it until every record was delivered,
-// as a slow consumer does, so the broker alone decides the split. With fair
-// acquisition (the default) every consumer gets a fair fraction, ranges
-// inside the one batch; with sharq.share.fair.acquisition.enable=false the
-// first member takes the whole batch, as Kafka's batch-optimised
+// all parked on it, then one log batch of 400 records. Each consumer, once
+// it has records, holds them without polling again (franz-go accepts the
+// records of a poll at the next one) until the broker has handed out every
+// record, as a slow consumer does, so the broker alone decides the split.
+// With fair acquisition (the default) every consumer gets a quarter,
+// ranges inside the one batch; with sharq.share.fair.acquisition.enable=false
+// the first member takes the whole batch, as Kafka's batch-optimised
 // acquisition does. Either way every record is delivered once and none
 // twice while it is locked.
 func TestShareFairAcquisition(t *testing.T) {
@@ -46,30 +48,15 @@ func TestShareFairAcquisition(t *testing.T) {
 				}
 				return
 			}
-			// Who counts as waiting is judged by time (a fetch parked, or
-			// answered less than fairGrace ago), and under -race on a
-			// loaded machine about one run in ten ends with one member
-			// holding ~300 of the 400 records. Known and open: up to
-			// three runs, each on its own broker, and one must be fair;
-			// with fairness off no run ever is (the case above).
-			var unfair [][]int
-			for attempt := 0; attempt < 3; attempt++ {
-				by := runFairGroup(t, tc.fair, consumers, n)
-				fair := true
-				for _, c := range by {
-					if c < n/consumers/2 {
-						fair = false
-					}
+			// Every consumer fetched before the records existed, so
+			// each counts: the split is exact, however slow the
+			// machine.
+			by := runFairGroup(t, tc.fair, consumers, n)
+			for _, c := range by {
+				if c != n/consumers {
+					t.Fatalf("no fair split of %d records over %d consumers: by consumer %v", n, consumers, by)
 				}
-				if fair {
-					if len(unfair) > 0 {
-						t.Logf("fair on attempt %d; unfair before: %v", attempt+1, unfair)
-					}
-					return
-				}
-				unfair = append(unfair, by)
 			}
-			t.Fatalf("no fair split of %d records over %d consumers in 3 runs (by consumer: %v)", n, consumers, unfair)
 		})
 	}
 }
@@ -86,11 +73,9 @@ func runFairGroup(t *testing.T, fair string, consumers, n int) []int {
 	if fair != "" {
 		setGroupConfig(t, b, group, share.FairAcquisitionKey, fair)
 	}
-	md, err := adm.Metadata(testCtx(t), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := share.Key{Group: group, TopicID: [16]byte(md.Topics[topic].ID), Partition: 0}
+	id := topicIDs(t, adm, topic)
+	key := share.Key{Group: group, TopicID: id, Partition: 0}
+	mgr := broker.ShareManager(b.Server)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -101,19 +86,31 @@ func runFairGroup(t *testing.T, fair string, consumers, n int) []int {
 		dups      []string
 		delivered int
 	)
-	all := make(chan struct{})
+	all := make(chan struct{})       // every record polled by a consumer
+	handedOut := make(chan struct{}) // every record acquired at the broker
 	var wg sync.WaitGroup
 	for i := 0; i < consumers; i++ {
 		cl := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(time.Second))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var held []*kgo.Record
+			held := false
 			for ctx.Err() == nil {
+				if held {
+					// A slow consumer busy with its records: no poll
+					// (which would accept them) until the broker has
+					// handed out everything.
+					select {
+					case <-handedOut:
+					case <-ctx.Done():
+						return
+					}
+				}
 				pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
 				fs := cl.PollFetches(pctx)
 				pcancel()
 				fs.EachRecord(func(r *kgo.Record) {
+					held = true
 					mu.Lock()
 					if o, ok := owner[r.Offset]; ok {
 						dups = append(dups, fmt.Sprintf("offset %d to consumer %d, held by %d", r.Offset, i, o))
@@ -126,13 +123,11 @@ func runFairGroup(t *testing.T, fair string, consumers, n int) []int {
 						}
 					}
 					mu.Unlock()
-					held = append(held, r)
 				})
 				select {
 				case <-all:
 					// Everything is out: the work is done, acknowledge.
-					cl.MarkAcks(kgo.AckAccept, held...)
-					held = held[:0]
+					cl.MarkAcks(kgo.AckAccept)
 					if err := cl.FlushAcks(ctx); err != nil && ctx.Err() == nil {
 						t.Errorf("consumer %d: flush acks: %v", i, err)
 					}
@@ -145,30 +140,48 @@ func runFairGroup(t *testing.T, fair string, consumers, n int) []int {
 	t0 := time.Now()
 	// Every consumer's ShareFetch is parked on the share-partition before
 	// the records exist.
-	for broker.ShareManager(b.Server).Parked(key) < consumers {
+	for mgr.Parked(key) < consumers {
 		if ctx.Err() != nil {
-			t.Fatalf("only %d of %d consumers parked", broker.ShareManager(b.Server).Parked(key), consumers)
+			t.Fatalf("only %d of %d consumers parked", mgr.Parked(key), consumers)
 		}
 		waitALittle(ctx)
 	}
 	t.Logf("parked after %v", time.Since(t0))
-	producer := newClient(t, b, kgo.DefaultProduceTopic(topic), kgo.ManualFlushing(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	recs := make([]*kgo.Record, n)
-	for i := range recs {
-		recs[i] = &kgo.Record{Value: []byte(fmt.Sprint(i))}
-	}
-	// One batch: with manual flushing nothing is sent before Flush (a long
-	// linger is not enough: the first record may leave on its own).
-	for _, r := range recs {
-		producer.Produce(ctx, r, func(_ *kgo.Record, err error) {
-			if err != nil {
-				t.Errorf("produce: %v", err)
-			}
-		})
-	}
-	if err := producer.Flush(ctx); err != nil {
+	// One v2 batch in one Produce request (a client producer may send
+	// the first records before the rest while it learns the topic).
+	cl := newClient(t, b)
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = -1
+	req.TimeoutMillis = 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, id
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batchWithCodec(0, int32(n), plainRecords(n))
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("produce: error %d", code)
+	}
+	// Handed out: every record acquired, or polled already (then the
+	// consumer that polled the last one may have acknowledged its own).
+	for mgr.Held(key) < int64(n) {
+		select {
+		case <-all:
+		case <-ctx.Done():
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("%d of %d records acquired (polled by consumer %v)", mgr.Held(key), n, by)
+		default:
+			waitALittle(ctx)
+			continue
+		}
+		break
+	}
+	close(handedOut)
 	select {
 	case <-all:
 	case <-ctx.Done():

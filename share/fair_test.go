@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 )
@@ -39,10 +40,12 @@ func parkAs(m *Manager, members ...string) {
 	p.mu.Unlock()
 }
 
-func unparkAs(m *Manager, member string) {
+// unparkAs ends a parked ShareFetch of member; the member still fetches
+// from the share-partition.
+func unparkAs(m *Manager, member string, now time.Time) {
 	p := m.loaded(fairKey)
 	p.mu.Lock()
-	delete(p.fair.waiting, member)
+	p.fair.unpark(member, now)
 	p.mu.Unlock()
 }
 
@@ -102,10 +105,10 @@ func TestFairAcquisitionSplits(t *testing.T) {
 			}
 			// b is answered; c still waits and a holds 50: b's share of
 			// the 150 records among three members.
-			unparkAs(m, "b")
+			unparkAs(m, "b", time.Unix(1000, 0))
 			checkAcquired(t, "b", fetchOnce(t, m, &b, "b", 0), tc.want[1])
 			checkAcquired(t, "a again", fetchOnce(t, m, &a, "a", 3), tc.want[2])
-			unparkAs(m, "c")
+			unparkAs(m, "c", time.Unix(1000, 0))
 			parkAs(m, "a")
 			checkAcquired(t, "c", fetchOnce(t, m, &c, "c", 0), tc.want[3])
 		})
@@ -185,7 +188,7 @@ func TestFairAcquisitionWakesWaiters(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		p.mu.Lock()
-		parked := p.fair.waiting["b"].parked > 0 && len(p.waiters) > 0
+		parked := p.fair.members["b"].parked > 0 && len(p.waiters) > 0
 		p.mu.Unlock()
 		if parked {
 			break
@@ -246,26 +249,47 @@ func TestFairStateFloorAndMarks(t *testing.T) {
 	if got := f.floor(); got != int64(fairQuantum/(10*time.Microsecond)) {
 		t.Fatalf("floor %d with a 10µs ack gap", got)
 	}
-	// Waiting members: parked, or answered empty less than fairGrace ago.
+}
+
+// Who contends is judged by state: a member with a ShareFetch parked and
+// one that fetched and holds nothing count however long ago they were
+// answered, up to fairIdle for a member that neither fetches nor holds
+// (holders: TestFairAcquisitionSplits); a member whose session closed does
+// not.
+func TestFairMembersByState(t *testing.T) {
+	p := &part{sp: New(Config{})}
+	p.sp.Initialise(0, 0)
 	now := time.Unix(100, 0)
-	f.park("x")
-	f.park("x")
-	f.park("y")
-	if f.othersWaiting("x", now.UnixNano()) != 1 || f.othersWaiting("z", now.UnixNano()) != 2 {
-		t.Fatalf("waiting %v", f.waiting)
+	// b's ShareFetch is parked; c and d fetched and were answered.
+	p.fair.park("b")
+	p.fair.served("c", now)
+	p.fair.served("d", now)
+	if got := p.fairLimit("a", 1, 400, now); got != 100 {
+		t.Fatalf("a limit %d, want 100 (a quarter of 400 among a, b, c, d)", got)
 	}
-	f.unpark("x", now)
-	f.unpark("x", now)
-	f.unpark("y", now)
-	if got := f.othersWaiting("y", now.Add(fairGrace-1).UnixNano()); got != 1 {
-		t.Fatalf("x answered is not contending within the grace: %d (%v)", got, f.waiting)
+	// However slow the machine, c and d still claim their shares.
+	if got := p.fairLimit("a", 1, 400, now.Add(fairIdle-1)); got != 100 {
+		t.Fatalf("a limit %d with c and d answered a while ago, want 100", got)
 	}
-	if got := f.othersWaiting("y", now.Add(fairGrace).UnixNano()); got != 0 || len(f.waiting) != 0 {
-		t.Fatalf("after the grace: %d waiting (%v)", got, f.waiting)
+	// c and d have not fetched for fairIdle and hold nothing: forgotten;
+	// b is still parked.
+	if got := p.fairLimit("a", 1, 400, now.Add(fairIdle)); got != 200 {
+		t.Fatalf("a limit %d with c and d gone, want 200 (among a, b)", got)
 	}
-	f.served("x", now)
-	if !f.isWaiting("x", now.UnixNano()) || f.isWaiting("x", now.Add(fairGrace).UnixNano()) {
-		t.Fatalf("served member: %v", f.waiting)
+	if _, ok := p.fair.members["c"]; ok {
+		t.Fatal("idle member c still known")
+	}
+	p.fair.unpark("b", now.Add(fairIdle))
+	if got := p.fairLimit("a", 1, 400, now.Add(2*fairIdle-1)); got != 200 {
+		t.Fatalf("a limit %d after b was answered, want 200", got)
+	}
+	// b's session closed.
+	p.fair.forget("b")
+	if got := p.fairLimit("a", 1, 400, now.Add(2*fairIdle-1)); got != -1 {
+		t.Fatalf("a alone: limit %d, want none", got)
+	}
+	if n := len(p.fair.members); n != 1 {
+		t.Fatalf("%d members known, want a alone", n)
 	}
 }
 
@@ -289,11 +313,10 @@ func TestFairLimitSpread(t *testing.T) {
 	p.sp.Initialise(0, 0)
 	now := time.Unix(100, 0)
 	p.fair.park("b")
-	p.fair.setMember("b", memberInfo{spread: 1})
-	if got := p.fairLimit("a", 2, 300, now); got != 100 {
+	p.fair.setMember("b", memberInfo{w: 1, parked: 1})
+	if got := p.fairLimit("a", 0.5, 300, now); got != 100 {
 		t.Fatalf("a (2 partitions) limit %d, want 100", got)
 	}
-	delete(p.fair.waiting, "b")
 	p.fair.park("a")
 	if got := p.fairLimit("b", 1, 300, now); got != 200 {
 		t.Fatalf("b (1 partition) limit %d, want 200", got)
@@ -304,8 +327,56 @@ func TestFairLimitSpread(t *testing.T) {
 		t.Fatalf("large batches: limit %d, want none", got)
 	}
 	p.batchBytes = 0
-	delete(p.fair.waiting, "a")
+	// Timed at 1 ms a record, with 3000 records: at most 100 ms of work
+	// (100 records) a member, and half that on each of a's two
+	// share-partitions (and a floor of 50 ms, halved too).
+	p.fair.perRecord = float64(time.Millisecond)
+	if got := p.fairLimit("a", 0.5, 3000, now); got != 50 {
+		t.Fatalf("a (weight 1/2) limit %d of 3000 at 1 ms a record, want 50", got)
+	}
+	if got := p.fairLimit("b", 1, 3000, now); got != 100 {
+		t.Fatalf("b limit %d of 3000 at 1 ms a record, want 100", got)
+	}
+	if got := p.fairLimit("a", 0.5, 40, now); got != 25 {
+		t.Fatalf("a (weight 1/2) limit %d of 40 at 1 ms a record, want its floor, 25", got)
+	}
+	// Fast consumers are never limited.
+	p.fair.perRecord = float64(fairFastRecord - 1)
+	if got := p.fairLimit("b", 1, 3000, now); got != -1 {
+		t.Fatalf("fast consumers: limit %d, want none", got)
+	}
+	p.fair.perRecord = 0
+	p.fair.forget("a")
 	if got := p.fairLimit("b", 1, 300, now); got != -1 {
 		t.Fatalf("b alone: limit %d, want none", got)
+	}
+}
+
+// A member fetching from two share-partitions weighs 1/2 on each while
+// their backlogs per member are alike or not known, and leans towards the
+// one with more work per member.
+func TestFairWeight(t *testing.T) {
+	p0, p1 := &part{}, &part{}
+	var sc Scratch
+	sc.res.Partitions = []PartitionResult{{p: p0}, {p: p1}}
+	sc.fetch = []int{0, 1}
+	if w := fairWeight(p0, &sc); w != 0.5 {
+		t.Fatalf("nothing known: weight %v, want 0.5", w)
+	}
+	p0.fair.pressure.Store(math.Float64bits(100))
+	if w := fairWeight(p0, &sc); w != 0.5 {
+		t.Fatalf("other not known: weight %v, want 0.5", w)
+	}
+	p1.fair.pressure.Store(math.Float64bits(300))
+	if w0, w1 := fairWeight(p0, &sc), fairWeight(p1, &sc); w0 != 0.25 || w1 != 0.75 {
+		t.Fatalf("weights %v and %v, want 0.25 and 0.75", w0, w1)
+	}
+	p1.fair.pressure.Store(math.Float64bits(1e9))
+	if w := fairWeight(p0, &sc); w != 1.0/8 {
+		t.Fatalf("weight %v on a share-partition with little work, want the least, 1/8", w)
+	}
+	sc.fetch = sc.fetch[:1]
+	if w := fairWeight(p0, &sc); w != 1 {
+		t.Fatalf("one share-partition: weight %v", w)
 	}
 }

@@ -416,6 +416,7 @@ func (m *Manager) releaseMemberIn(p *part, member string) {
 	p.mu.Lock()
 	var eff Effects
 	p.release, eff = p.sp.ReleaseMember(member, m.clock.Now(), p.release[:0])
+	p.fair.forget(member)
 	w := p.stageKafkaWriteLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()

@@ -657,17 +657,8 @@ func (m *Manager) acquireLocked(p *part, member string, r *PartitionResult, areq
 	}
 	limit := int64(-1)
 	if fair {
-		limit = p.fairLimit(member, len(sc.fetch), end, m.clock.Now())
-		if limit >= 0 {
-			// Split batches: the rest stays Available for the members
-			// waiting (record_limit, as a client may ask for itself).
-			// Never more than the client asked for: a record_limit
-			// client's MaxRecords is a hard limit.
-			if areq.MaxRecords <= 0 {
-				areq.MaxRecords = DefaultMaxRecords
-			}
-			areq.MaxRecords, areq.Mode = int(min(limit, int64(areq.MaxRecords))), RecordLimit
-		}
+		limit = p.fairLimit(member, fairWeight(p, sc), end, m.clock.Now())
+		limit = p.applyFairLimit(limit, &areq)
 	}
 	var data []byte
 	var aborted []AbortedTxn
