@@ -39,18 +39,7 @@ func (d *shareAckDecoder) decode(version int16, body []byte) (*kmsg.ShareAcknowl
 		for j := range parts {
 			p := &parts[j]
 			p.Partition, p.UnknownTags = r.int32(), kmsg.Tags{}
-			batches := grow(p.AcknowledgementBatches, r.arrayLen(18))
-			for k := range batches {
-				ab := &batches[k]
-				ab.FirstOffset, ab.LastOffset, ab.UnknownTags = r.int64(), r.int64(), kmsg.Tags{}
-				types := grow(ab.AcknowledgeTypes, r.arrayLen(1))
-				for x := range types {
-					types[x] = r.int8()
-				}
-				ab.AcknowledgeTypes = types
-				r.skipTags()
-			}
-			p.AcknowledgementBatches = batches
+			p.AcknowledgementBatches = readAckBatches(&r, p.AcknowledgementBatches)
 			r.skipTags()
 		}
 		t.Partitions, t.UnknownTags = parts, kmsg.Tags{}

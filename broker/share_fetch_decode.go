@@ -109,6 +109,34 @@ func (r *sfReader) skipTags() {
 	}
 }
 
+// ackBatch is the wire shape of an acknowledgement batch, which kmsg
+// declares twice (ShareFetch's and ShareAcknowledge's) with the same
+// fields.
+type ackBatch = struct {
+	FirstOffset      int64
+	LastOffset       int64
+	AcknowledgeTypes []int8
+	UnknownTags      kmsg.Tags
+}
+
+// readAckBatches decodes a partition's acknowledgement batches into dst's
+// memory, for either request.
+func readAckBatches[B ~ackBatch](r *sfReader, dst []B) []B {
+	batches := grow(dst, r.arrayLen(18))
+	for k := range batches {
+		ab := ackBatch(batches[k])
+		ab.FirstOffset, ab.LastOffset, ab.UnknownTags = r.int64(), r.int64(), kmsg.Tags{}
+		types := grow(ab.AcknowledgeTypes, r.arrayLen(1))
+		for x := range types {
+			types[x] = r.int8()
+		}
+		ab.AcknowledgeTypes = types
+		r.skipTags()
+		batches[k] = B(ab)
+	}
+	return batches
+}
+
 // grow returns s with length n, reusing its capacity (and the elements'
 // own slices, which the caller resets).
 func grow[T any](s []T, n int) []T {
@@ -151,18 +179,7 @@ func (d *shareFetchDecoder) decode(version int16, body []byte) (*kmsg.ShareFetch
 		for j := range parts {
 			p := &parts[j]
 			p.Partition, p.PartitionMaxBytes, p.UnknownTags = r.int32(), 0, kmsg.Tags{}
-			batches := grow(p.AcknowledgementBatches, r.arrayLen(18))
-			for k := range batches {
-				ab := &batches[k]
-				ab.FirstOffset, ab.LastOffset, ab.UnknownTags = r.int64(), r.int64(), kmsg.Tags{}
-				types := grow(ab.AcknowledgeTypes, r.arrayLen(1))
-				for x := range types {
-					types[x] = r.int8()
-				}
-				ab.AcknowledgeTypes = types
-				r.skipTags()
-			}
-			p.AcknowledgementBatches = batches
+			p.AcknowledgementBatches = readAckBatches(&r, p.AcknowledgementBatches)
 			r.skipTags()
 		}
 		t.Partitions, t.UnknownTags = parts, kmsg.Tags{}
