@@ -83,3 +83,16 @@ func FuzzShareAckDecode(f *testing.F) {
 		checkAckSameAsKmsg(t, &d, version, body)
 	})
 }
+
+// BenchmarkShareAckDecode: one ShareAcknowledge body (several topics,
+// partitions and acknowledgement batches) into the reused request.
+func BenchmarkShareAckDecode(b *testing.B) {
+	var d shareAckDecoder
+	body := sampleShareAck(2).AppendTo(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := d.decode(2, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
