@@ -88,6 +88,18 @@ var scenarios = []scenario{
 	{name: "txn-check", run: scenarioTxnCheck, requires: []int16{
 		22, 24, 25, 26, 28, // InitProducerId, AddPartitions/AddOffsetsToTxn, EndTxn, TxnOffsetCommit
 	}},
+	// sendOffsetsToTransaction naming only the group while the group has a
+	// live member (java/TxnGroupCheck.java), classic and KIP-848 groups.
+	{name: "txn-group-classic", run: scenarioTxnGroupCheck("classic"), requires: []int16{
+		22, 24, 25, 26, 28, 11, 14, // transactions, JoinGroup, SyncGroup
+	}},
+	{name: "txn-group-consumer", run: scenarioTxnGroupCheck("consumer"), requires: []int16{
+		22, 24, 25, 26, 28, 68, // transactions, ConsumerGroupHeartbeat
+	}},
+	// The committer checks of TxnOffsetCommit v0-v6 (txncodes_test.go).
+	{name: "txn-commit-codes", run: scenarioTxnCommitCodes, requires: []int16{
+		8, 11, 14, 22, 25, 26, 28, 68, // OffsetCommit, Join/SyncGroup, transactions, ConsumerGroupHeartbeat
+	}},
 	// Kafka Streams exactly_once_v2 word count (streams_test.go).
 	{name: "streams-eos", run: scenarioStreamsEOS, requires: []int16{
 		22, 24, 25, 26, 28, 11, 14, // transactions and the classic group protocol
