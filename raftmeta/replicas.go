@@ -125,18 +125,9 @@ func (s *Store) ElectLeaders(ctx context.Context, typ ElectionType, topics []Top
 	if typ != PreferredElection && typ != UncleanElection {
 		return nil, partitionError(codeInvalidRequest, "Unknown election type %d", typ)
 	}
-	for attempt := 0; ; attempt++ {
-		img := s.Image()
-		res, changes := planElections(img, s.localNodes(), typ, topics)
-		err := s.applyPartitionChanges(ctx, changes)
-		if errors.Is(err, errStaleProposal) && attempt < proposeRetries {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
+	return s.planAndApply(ctx, func(img *Image) ([]TopicResults, []partitionChange) {
+		return planElections(img, s.localNodes(), typ, topics)
+	})
 }
 
 // AlterPartitionReassignments moves partitions to target replica lists
@@ -144,18 +135,9 @@ func (s *Store) ElectLeaders(ctx context.Context, typ ElectionType, topics []Top
 // or not at all. allowRFChange false refuses a target whose length differs
 // from the partition's replication factor (v1, KIP-860).
 func (s *Store) AlterPartitionReassignments(ctx context.Context, topics []TopicReassignments, allowRFChange bool) ([]TopicResults, error) {
-	for attempt := 0; ; attempt++ {
-		img := s.Image()
-		res, changes := planReassignments(img, s.localNodes(), topics, allowRFChange)
-		err := s.applyPartitionChanges(ctx, changes)
-		if errors.Is(err, errStaleProposal) && attempt < proposeRetries {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
+	return s.planAndApply(ctx, func(img *Image) ([]TopicResults, []partitionChange) {
+		return planReassignments(img, s.localNodes(), topics, allowRFChange)
+	})
 }
 
 // ListPartitionReassignments returns the reassignments in progress of the
@@ -337,13 +319,24 @@ func putChange(changes []partitionChange, c partitionChange) []partitionChange {
 	return append(changes, c)
 }
 
-// applyPartitionChanges proposes the planned changes as one command.
-func (s *Store) applyPartitionChanges(ctx context.Context, changes []partitionChange) error {
-	if len(changes) == 0 {
-		return nil
+// planAndApply plans a request on the current image and proposes its
+// changes as one command; a plan that went stale before it applied is made
+// again on the newer image.
+func (s *Store) planAndApply(ctx context.Context, plan func(*Image) ([]TopicResults, []partitionChange)) ([]TopicResults, error) {
+	for attempt := 0; ; attempt++ {
+		res, changes := plan(s.Image())
+		if len(changes) == 0 {
+			return res, nil
+		}
+		_, err := s.propose(ctx, &alterPartitionsCmd{Changes: changes})
+		if errors.Is(err, errStaleProposal) && attempt < proposeRetries {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
-	_, err := s.propose(ctx, &alterPartitionsCmd{Changes: changes})
-	return err
 }
 
 // ---- alter partitions (command) ----
