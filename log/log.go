@@ -62,6 +62,11 @@ type Log struct {
 	// bgSem bounds background fsyncs across the manager's logs, so many
 	// partitions rolling at once do not queue unbounded blocking syscalls.
 	bgSem chan struct{}
+	// startBG starts a background fsync (flushSealed); nil = a goroutine.
+	// Crash tests set it (Manager.startBG) to run those fsyncs at points
+	// they choose, so that a crash point names the same operation in
+	// every run instead of whichever the scheduler put there.
+	startBG func(func())
 
 	mu struct {
 		sync.RWMutex
@@ -608,7 +613,11 @@ func (l *Log) roll(nowMs int64) (*segment, error) {
 	} else {
 		old.acquire()
 		l.bg.Add(1)
-		go l.flushSealed(old)
+		if l.startBG != nil {
+			l.startBG(func() { l.flushSealed(old) })
+		} else {
+			go l.flushSealed(old)
+		}
 	}
 	l.pruneSnapshots(next)
 	l.logger.Debug("rolled segment", "base_offset", next)
