@@ -1634,8 +1634,14 @@ func (l *Log) syncPendingSealed() error {
 	var err error
 	fsyncFailed := false
 	for _, p := range pending {
-		if err == nil {
-			fsyncFailed, err = l.syncSealed(p)
+		// A failed index write (a full disk) does not stop the fsyncs of
+		// the later segments: the caller goes on to declare offsets up to
+		// the active segment durable when the log did not fail.
+		if !fsyncFailed {
+			f, e := l.syncSealed(p)
+			if err == nil || f {
+				fsyncFailed, err = f, e
+			}
 		}
 		p.release()
 	}
