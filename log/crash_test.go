@@ -553,3 +553,57 @@ func TestFlushSyncsEverySealedSegment(t *testing.T) {
 		t.Fatalf("Flush returned nil but a power loss keeps offsets below %d of %d", got, want)
 	}
 }
+
+// TestRollSyncsSegmentsSealedBeforeFlushPerMessage: once
+// log.flush.interval.messages becomes 1, a roll fsyncs the old segment
+// itself and declares everything below the new one durable; segments
+// sealed before the change may still wait for their background fsync,
+// and the roll fsyncs them first. It used to leave them to the append's
+// own wait, after the declaration had released a concurrent Flush (and,
+// in always-sync mode, moved the high watermark past them). Checked when
+// the roll lists the directory for old producer snapshots, right after.
+func TestRollSyncsSegmentsSealedBeforeFlushPerMessage(t *testing.T) {
+	mem := NewMemFS()
+	var l *Log
+	checked := false
+	cfg := Config{SegmentBytes: 300, IndexIntervalBytes: 64}
+	hook := &readDirHookFS{FS: mem, hook: func(name string) {
+		if l == nil || name != l.dir || l.Config().FlushMessages != 1 {
+			return
+		}
+		checked = true
+		if got, want := recoveredEnd(t, mem, cfg), syncedEnd(l); got < want {
+			t.Errorf("offsets below %d declared durable, a power loss keeps those below %d", want, got)
+		}
+	}}
+	m, _ := heldBGManager(t, hook)
+	var err error
+	if l, err = m.Open("t", 0, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Two sealed segments, and an active one that the next batch rolls:
+	// an append that does not roll would fsync them itself.
+	size := int64(len(makeBatch(plain(2))))
+	for len(l.mu.segs) < 3 || l.activeLocked().size.Load()+size <= cfg.SegmentBytes {
+		mustAppend(t, l, makeBatch(plain(2)))
+	}
+	cfg.FlushMessages = 1
+	l.SetConfig(cfg)
+	for n := len(l.mu.segs); len(l.mu.segs) == n; {
+		mustAppend(t, l, makeBatch(plain(2)))
+	}
+	if !checked {
+		t.Fatal("the roll did not list the log directory")
+	}
+}
+
+// readDirHookFS calls hook with every directory listed.
+type readDirHookFS struct {
+	FS
+	hook func(name string)
+}
+
+func (h *readDirHookFS) ReadDir(name string) ([]string, error) {
+	h.hook(name)
+	return h.FS.ReadDir(name)
+}

@@ -606,6 +606,13 @@ func (l *Log) roll(nowMs int64) (*segment, error) {
 	l.mu.segs = append(l.mu.segs, s)
 	l.mu.Unlock()
 	if syncNow {
+		// Segments sealed before flush.messages became 1 may still wait
+		// for their background fsync: markDurable would declare them
+		// durable (and in always-sync mode the high watermark past them)
+		// to a Flush waiting meanwhile.
+		if err := l.syncPendingSealed(); err != nil && l.failure() != nil {
+			return nil, err
+		}
 		l.markDurable(next)
 		// A recovery point that cannot be written stays lower (logged):
 		// recovery scans more, nothing is lost.
