@@ -23,14 +23,15 @@ import (
 // and commits on the coordinator connection.
 type classicMember struct {
 	cl       *kgo.Client
+	group    string // the group it is a member of; joins of others start afresh
 	id       string
 	metadata []byte
 }
 
 func (m *classicMember) join(ctx context.Context, grp string, metadata []byte) (*kmsg.JoinGroupResponse, error) {
 	id := m.id
-	if grp != "classic-kept" {
-		id = "" // another group: a new membership
+	if grp != m.group {
+		id = ""
 	}
 	for {
 		req := kmsg.NewPtrJoinGroupRequest()
@@ -50,7 +51,7 @@ func (m *classicMember) join(ctx context.Context, grp string, metadata []byte) (
 		if err := kerr.ErrorForCode(kresp.ErrorCode); err != nil {
 			return nil, fmt.Errorf("join %s: %w", grp, err)
 		}
-		if grp == "classic-kept" {
+		if grp == m.group {
 			m.id, m.metadata = kresp.MemberID, metadata
 		}
 		return kresp, nil
@@ -118,8 +119,8 @@ func TestClassicGroupKeepsMemberBytes(t *testing.T) {
 	adm := newAdmin(t, b)
 	const grp, topic = "classic-kept", "kept"
 	mustCreateTopic(t, adm, topic, 4, nil)
-	m1 := &classicMember{cl: newClient(t, b)}
-	m2 := &classicMember{cl: newClient(t, b)}
+	m1 := &classicMember{cl: newClient(t, b), group: grp}
+	m2 := &classicMember{cl: newClient(t, b), group: grp}
 
 	// m1 alone: generation 1, m1 leads.
 	j1, err := m1.join(ctx, grp, memberMetadata(topic, 0x11, 300))
