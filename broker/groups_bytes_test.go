@@ -17,18 +17,18 @@ import (
 // the members' connections carry more requests after the ones the group
 // kept, then check every place the group answers those bytes from.
 
-// classicMember is one classic-protocol member driven by hand over a kgo
+// handMember is one classic-protocol member driven by hand over a kgo
 // client: its JoinGroup and SyncGroup requests share the client's group
 // connection (kgo's cxnGroup), as a Java consumer's do with its heartbeats
 // and commits on the coordinator connection.
-type classicMember struct {
+type handMember struct {
 	cl       *kgo.Client
 	group    string // the group it is a member of; joins of others start afresh
 	id       string
 	metadata []byte
 }
 
-func (m *classicMember) join(ctx context.Context, grp string, metadata []byte) (*kmsg.JoinGroupResponse, error) {
+func (m *handMember) join(ctx context.Context, grp string, metadata []byte) (*kmsg.JoinGroupResponse, error) {
 	id := m.id
 	if grp != m.group {
 		id = ""
@@ -58,7 +58,7 @@ func (m *classicMember) join(ctx context.Context, grp string, metadata []byte) (
 	}
 }
 
-func (m *classicMember) sync(ctx context.Context, t *testing.T, grp, member string, gen int32, assignments map[string][]byte) []byte {
+func (m *handMember) sync(ctx context.Context, t *testing.T, grp, member string, gen int32, assignments map[string][]byte) []byte {
 	t.Helper()
 	req := kmsg.NewPtrSyncGroupRequest()
 	req.Group, req.MemberID, req.Generation = grp, member, gen
@@ -119,8 +119,8 @@ func TestClassicGroupKeepsMemberBytes(t *testing.T) {
 	adm := newAdmin(t, b)
 	const grp, topic = "classic-kept", "kept"
 	mustCreateTopic(t, adm, topic, 4, nil)
-	m1 := &classicMember{cl: newClient(t, b), group: grp}
-	m2 := &classicMember{cl: newClient(t, b), group: grp}
+	m1 := &handMember{cl: newClient(t, b), group: grp}
+	m2 := &handMember{cl: newClient(t, b), group: grp}
 
 	// m1 alone: generation 1, m1 leads.
 	j1, err := m1.join(ctx, grp, memberMetadata(topic, 0x11, 300))
@@ -175,7 +175,7 @@ func TestClassicGroupKeepsMemberBytes(t *testing.T) {
 	// More requests on both members' group connections: two joins each
 	// (MEMBER_ID_REQUIRED, then the join), one into each frame buffer,
 	// with longer metadata than the frames the group kept bytes of.
-	for i, m := range []*classicMember{m1, m2} {
+	for i, m := range []*handMember{m1, m2} {
 		if _, err := m.join(ctx, fmt.Sprintf("classic-junk%d", i), bytes.Repeat([]byte{0xff}, 1500)); err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func TestClassicGroupDescribeAfterMoreRequests(t *testing.T) {
 		members[id] = true
 		// Two joins (MEMBER_ID_REQUIRED, then the join) of another group
 		// on the consumer's group connection: one into each frame buffer.
-		m := &classicMember{cl: gc.cl}
+		m := &handMember{cl: gc.cl}
 		if _, err := m.join(ctx, fmt.Sprintf("classic-other%d", i), bytes.Repeat([]byte{0xff}, 1500)); err != nil {
 			t.Fatal(err)
 		}
