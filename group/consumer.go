@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // Member epochs with a meaning (KIP-848).
@@ -90,7 +92,7 @@ func (g *consumerGroup) shutdownLocked() {
 	}
 }
 
-func stopTimer(t Timer) {
+func stopTimer(t clock.Timer) {
 	if t != nil {
 		t.Stop()
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // TopicID is a Kafka topic id.
@@ -78,7 +80,7 @@ func DefaultSettings() Settings {
 // Config configures a Coordinator.
 type Config struct {
 	Store  OffsetStore // required
-	Clock  Clock       // nil = wall clock
+	Clock  clock.Clock // nil = wall clock
 	Logger *slog.Logger
 	// Topics returns the cluster's topics by name (regex subscriptions,
 	// assignments); nil = no topics.
@@ -90,7 +92,7 @@ type Config struct {
 // Coordinator owns every group of this node.
 type Coordinator struct {
 	store    OffsetStore
-	clock    Clock
+	clock    clock.Clock
 	logger   *slog.Logger
 	topics   func() map[string]TopicInfo
 	settings func(group string) Settings
@@ -129,7 +131,7 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	c := &Coordinator{store: cfg.Store, clock: cfg.Clock, logger: cfg.Logger, topics: cfg.Topics, settings: cfg.Settings}
 	if c.clock == nil {
-		c.clock = RealClock()
+		c.clock = clock.Real()
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -491,12 +493,13 @@ func (c *Coordinator) expireGroupOffsets(g string) int {
 	return n
 }
 
-// RunExpiry calls ExpireOffsets every interval until ctx is done.
+// RunExpiry calls ExpireOffsets every interval, on the coordinator's
+// clock, until ctx is done.
 func (c *Coordinator) RunExpiry(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		return
 	}
-	t := time.NewTicker(interval)
+	t := clock.NewTicker(c.clock, interval)
 	defer t.Stop()
 	for {
 		select {

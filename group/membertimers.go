@@ -1,6 +1,10 @@
 package group
 
-import "time"
+import (
+	"time"
+
+	"sharq/log/clock"
+)
 
 // memberTimers are the two timers of a member of a KIP-848-style group
 // (consumer and streams groups): its session, and its deadline to give up
@@ -8,7 +12,7 @@ import "time"
 // that fires after it was re-armed or stopped does nothing (Stop cannot
 // recall a callback already started).
 type memberTimers struct {
-	hbTimer, revTimer Timer
+	hbTimer, revTimer clock.Timer
 	hbSeq, revSeq     uint64
 }
 

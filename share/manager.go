@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // Manager is a node's share groups: the coordinator (membership and
@@ -35,7 +37,7 @@ type Manager struct {
 	persister Persister
 	logs      Logs
 	settings  func(group string) Settings
-	clock     Clock
+	clock     clock.Clock
 	logger    *slog.Logger
 
 	mu       sync.Mutex
@@ -43,7 +45,7 @@ type Manager struct {
 	sessions map[sessionKey]*session
 	parts    map[Key]*part
 	// expiry is the one timer for member session timeouts.
-	expiry Timer
+	expiry clock.Timer
 
 	decompress Decompressor
 
@@ -98,7 +100,7 @@ type Options struct {
 	// Settings returns a group's effective settings; called once per
 	// request.
 	Settings func(group string) Settings
-	Clock    Clock        // nil: RealClock
+	Clock    clock.Clock  // nil: clock.Real()
 	Logger   *slog.Logger // nil: slog.Default
 	// DLQ writes dead-letter records (KIP-1191); nil turns them off.
 	DLQ DLQ
@@ -112,7 +114,7 @@ type Options struct {
 // (empty) after a restart, as in Kafka.
 func NewManager(o Options) (*Manager, error) {
 	if o.Clock == nil {
-		o.Clock = RealClock()
+		o.Clock = clock.Real()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -170,7 +172,7 @@ type part struct {
 
 	mu      sync.Mutex
 	sp      *SharePartition
-	timer   Timer
+	timer   clock.Timer
 	armed   time.Time
 	waiters map[chan struct{}]struct{}
 	release []InFlightRange
