@@ -13,7 +13,7 @@ import (
 func txnErrorCode(r *request, err error, fencedSince int16) int16 {
 	code := txn.ErrorCode(err)
 	switch {
-	case code == -1:
+	case code == kerr.UnknownServerError.Code:
 		r.s.logger.Warn("transaction coordinator", "err", err)
 		return kerr.CoordinatorNotAvailable.Code
 	case code == kerr.ProducerFenced.Code && r.version < fencedSince:

@@ -144,17 +144,6 @@ func NewManager(o Options) (*Manager, error) {
 	return m, nil
 }
 
-// Kafka error codes the Manager answers with.
-const (
-	codeNotLeader          int16 = 6
-	codeTopicAuthFailed    int16 = 29
-	codeKafkaStorage       int16 = 56
-	codeUnknownTopicID     int16 = 100
-	codeSessionNotFound    int16 = 122
-	codeInvalidSessionEpch int16 = 123
-	codeSessionLimit       int16 = 133
-)
-
 // TopicPartition names a partition by topic id.
 type TopicPartition struct {
 	TopicID   [16]byte
