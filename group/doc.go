@@ -21,7 +21,8 @@
 // read (the broker's metadata image and config are atomic pointers).
 // OffsetCommit writes the store without it, holding a per-group stripe
 // (Coordinator.io) that orders one group's store writes; rare admin
-// deletions write under both. Lock order: io stripe, then mu.
+// deletions write under both. Lock order: io stripe, then mu (with the
+// cross-package orders in docs/locking.md).
 //
 // Durability: committed offsets are written through an OffsetStore before
 // OffsetCommit answers. The broker's store journals each write

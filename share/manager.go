@@ -15,8 +15,9 @@ import (
 // pipeline. The broker decodes a request, calls one Manager method with
 // plain values and encodes the answer.
 //
-// Lock order (the one place it is written down; broker/ui.go and the metrics
-// collector only ever take one of these at a time):
+// Lock order (docs/locking.md has it with the other packages' orders;
+// broker/ui.go and the metrics collector only ever take one of these at a
+// time):
 //
 //  1. Manager.mu: coordinator, sessions, the share-partition registry.
 //     Never held across disk I/O other than loading a share-partition's
