@@ -23,7 +23,6 @@ type referenceJSON struct {
 	Version *int32  `json:"version"`
 }
 
-
 // request converts the body; an enum Jackson would refuse is 400, a
 // reference without its three fields Confluent's 42201.
 func (j *schemaRequestJSON) request() (*SchemaRequest, *Error) {
