@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -57,10 +58,11 @@ type Authenticator interface {
 	Authenticate(r *http.Request) (principal string, ok bool)
 }
 
-// Authorizer decides whether a principal may do op on a subject; subject
-// "" is the registry as a whole (global config and mode, contexts).
+// Authorizer decides whether a principal connecting from host (an IP) may
+// do op on a subject; subject "" is the registry as a whole (global config
+// and mode, contexts).
 type Authorizer interface {
-	Allowed(principal string, op Operation, subject string) bool
+	Allowed(principal, host string, op Operation, subject string) bool
 }
 
 // HandlerOptions configure the REST API.
@@ -322,7 +324,14 @@ func (c *call) allow(op Operation, subject string) bool {
 
 func (c *call) permitted(op Operation, subject string) bool {
 	a := c.h.opts.Authorizer
-	return a == nil || a.Allowed(c.principal, op, subject)
+	if a == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(c.r.RemoteAddr)
+	if err != nil {
+		host = c.r.RemoteAddr
+	}
+	return a.Allowed(c.principal, host, op, subject)
 }
 
 func (c *call) ctx() context.Context { return c.r.Context() }

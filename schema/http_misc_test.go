@@ -139,7 +139,7 @@ func (testAuth) Authenticate(r *http.Request) (string, bool) {
 	return "User:" + u, u != ""
 }
 
-func (a testAuth) Allowed(p string, op Operation, subject string) bool {
+func (a testAuth) Allowed(p, host string, op Operation, subject string) bool {
 	return a.grants[p+" "+op.String()+" "+subject]
 }
 
