@@ -105,15 +105,16 @@ func checkLevel(level, typ string, next Parsed, prev []prior) []string {
 }
 
 // formatMessages is SchemaValidatorBuilder.formatErrorMessages: a Format's
-// message may name the reader and the writer with %s placeholders, as
-// Confluent's checkers do; then the old schema's version and text follow.
+// message names the reader and the writer with %s placeholders, as
+// Confluent's checkers do (FillRoles); then the old schema's version and
+// text follow.
 func formatMessages(msgs []string, p prior, reader, writer string, appendSchema bool) []string {
 	if len(msgs) == 0 {
 		return nil
 	}
 	out := make([]string, 0, len(msgs)+2)
 	for _, m := range msgs {
-		out = append(out, javaFormat(m, reader, writer))
+		out = append(out, FillRoles(m, reader, writer))
 	}
 	if appendSchema {
 		if p.version > 0 {
@@ -126,40 +127,4 @@ func formatMessages(msgs []string, p prior, reader, writer string, appendSchema 
 		}
 	}
 	return out
-}
-
-// javaFormat substitutes %s with args in order, %% and %n as
-// String.format does; any other % sequence is left as it is.
-func javaFormat(s string, args ...string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	var b strings.Builder
-	next := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '%' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		switch s[i+1] {
-		case 's':
-			if next < len(args) {
-				b.WriteString(args[next])
-			} else {
-				b.WriteString("null")
-			}
-			next++
-			i++
-		case '%':
-			b.WriteByte('%')
-			i++
-		case 'n':
-			b.WriteByte('\n')
-			i++
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }

@@ -15,6 +15,7 @@ func (h *handler) schemaRoutes() {
 	h.handle(http.MethodGet, "/schemas/ids/{id}/subjects", (*call).subjectsForID)
 	h.handle(http.MethodGet, "/schemas/ids/{id}/versions", (*call).versionsForID)
 	h.handle(http.MethodGet, "/schemas/guids/{guid}", (*call).schemaByGUID)
+	h.handle(http.MethodGet, "/schemas/guids/{guid}/ids", (*call).idsByGUID)
 }
 
 func (c *call) listSchemas() {
@@ -155,4 +156,24 @@ func (c *call) schemaByGUID() {
 	}
 	c.ok(http.StatusOK, schemaStringJSON{GUID: v.GUID, SchemaType: v.Type, Schema: v.Schema, References: v.References,
 		Metadata: v.Metadata, RuleSet: v.RuleSet, TS: v.TS, Deleted: v.Deleted})
+}
+
+func (c *call) idsByGUID() {
+	ids := c.h.reg.IDsByGUID(strings.TrimSpace(c.vars["guid"]))
+	visible := ids[:0]
+	for _, id := range ids {
+		if c.h.opts.Authorizer == nil {
+			visible = append(visible, id)
+			continue
+		}
+		if vs, e := c.h.reg.VersionsForID(id.ID, qualified{context: id.Context}.qualifiedContext(), true); e == nil {
+			for _, sv := range vs {
+				if c.permitted(OpRead, sv.Subject) {
+					visible = append(visible, id)
+					break
+				}
+			}
+		}
+	}
+	c.ok(http.StatusOK, visible)
 }

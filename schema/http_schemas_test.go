@@ -58,6 +58,9 @@ func TestSchemasByID(t *testing.T) {
 		t.Fatalf("guid: %+v", byGUID)
 	}
 	expect(t, a.do("GET", "/schemas/guids/00000000-0000-0000-0000-000000000000", ""), 404, CodeSchemaNotFound)
+	if r := a.do("GET", "/schemas/guids/"+got.GUID+"/ids", ""); r.body != `[{"context":".","id":2}]` {
+		t.Fatalf("guid ids: %s", r.body)
+	}
 }
 
 func TestSchemasList(t *testing.T) {

@@ -406,6 +406,32 @@ func (r *Registry) SchemaByGUID(g string) (*Version, *Error) {
 	return nil, newError(http.StatusNotFound, CodeSchemaNotFound, "Schema %s not found", g)
 }
 
+// IDsByGUID is GET /schemas/guids/{guid}/ids: the schema's id in each
+// context that has it.
+func (r *Registry) IDsByGUID(g string) []ContextID {
+	out := []ContextID{}
+	sum, ok := parseGUID(g)
+	if !ok {
+		return out
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, ctx := range r.st.sortedContexts() {
+		if sp := r.st.spaces[ctx]; sp != nil {
+			if id, ok := sp.byHash[sum]; ok && len(sp.byID[id]) > 0 {
+				out = append(out, ContextID{Context: ctx, ID: id})
+			}
+		}
+	}
+	return out
+}
+
+// ContextID is an id in a context.
+type ContextID struct {
+	Context string `json:"context"`
+	ID      int32  `json:"id"`
+}
+
 func parseGUID(g string) ([16]byte, bool) {
 	var out [16]byte
 	h := strings.ReplaceAll(g, "-", "")

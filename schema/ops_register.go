@@ -178,7 +178,7 @@ func (r *Registry) planRegister(c *candidate, normalize bool) (*version, []out, 
 			return nil, nil, e
 		}
 	}
-	if e := r.canonicalize(c, normalize, false); e != nil {
+	if e := r.canonicalize(c, normalize, c.id < 0); e != nil {
 		return nil, nil, e
 	}
 	ctx := contextOf(subject)
@@ -413,7 +413,7 @@ func (r *Registry) lookupWithMetadata(subject string, c *candidate, normalize, l
 // lookupUnder is the protected lookUpSchemaUnderSubject: by hash, then by
 // canLookup against the latest version or every version, newest first.
 func (r *Registry) lookupUnder(cfg *configValue, c *candidate, normalize, lookupDeleted, latestOnly bool) (*version, *Error) {
-	if e := r.canonicalize(c, normalize, true); e != nil {
+	if e := r.canonicalize(c, normalize, false); e != nil {
 		return nil, e
 	}
 	subject := c.subject
@@ -478,7 +478,7 @@ func (r *Registry) CheckCompatibility(subject string, ver int32, all bool, req *
 		normalize = cfg.Normalize != nil && *cfg.Normalize
 	}
 	c := req.candidate(subject)
-	if e := r.canonicalize(c, normalize, false); e != nil {
+	if e := r.canonicalize(c, normalize, true); e != nil {
 		if verbose && e.Code == CodeInvalidSchema {
 			return []string{e.Message}, nil
 		}

@@ -44,9 +44,11 @@ func (r *Registry) format(typ string) (Format, *Error) {
 // canonicalize parses c (AbstractSchemaRegistry.canonicalizeSchema):
 // references resolved (a version of -1 becomes the latest), normalised when
 // asked, and c's text replaced by the canonical form the registry stores
-// and compares. lookupDeleted lets references name deleted versions, as
-// lookups of existing schemas may. The caller holds r.mu.
-func (r *Registry) canonicalize(c *candidate, normalize, lookupDeleted bool) *Error {
+// and compares. isNew is Confluent's: a new registration is checked
+// strictly (Format.Parse) and its references must not be deleted; lookups,
+// compatibility checks and imports parse as stored schemas are
+// (ParseStored). The caller holds r.mu.
+func (r *Registry) canonicalize(c *candidate, normalize, isNew bool) *Error {
 	if strings.TrimSpace(c.text) == "" {
 		return errInvalidSchema("Empty schema")
 	}
@@ -54,11 +56,15 @@ func (r *Registry) canonicalize(c *candidate, normalize, lookupDeleted bool) *Er
 	if e != nil {
 		return e
 	}
-	resolved, refs, err := r.resolve(c.subject, c.refs, lookupDeleted, map[string]bool{}, 0)
+	resolved, refs, err := r.resolve(c.subject, c.refs, !isNew, map[string]bool{}, 0)
 	if err != nil {
 		return errInvalidSchema(fmt.Sprintf("Invalid schema of type %s, details: %v", c.typ, err))
 	}
-	p, err := f.Parse(c.text, resolved)
+	parse := f.Parse
+	if !isNew {
+		parse = func(text string, refs []ResolvedReference) (Parsed, error) { return ParseStored(f, text, refs) }
+	}
+	p, err := parse(c.text, resolved)
 	if err != nil {
 		return errInvalidSchema(fmt.Sprintf("Invalid schema of type %s, details: %v", c.typ, err))
 	}
@@ -126,7 +132,7 @@ func (r *Registry) parseStored(v *version) (Parsed, *Error) {
 	if err != nil {
 		return nil, errInvalidSchema(fmt.Sprintf("Invalid schema of type %s, details: %v", v.SchemaType, err))
 	}
-	p, err := f.Parse(v.Schema, resolved)
+	p, err := ParseStored(f, v.Schema, resolved)
 	if err != nil {
 		return nil, errInvalidSchema(fmt.Sprintf("Invalid schema of type %s, details: %v", v.SchemaType, err))
 	}

@@ -1,0 +1,13 @@
+// Package formats is where the schema formats the registry serves are
+// listed, in the order GET /schemas/types shows them.
+package formats
+
+import (
+	"sharq/schema"
+	"sharq/schema/avro"
+)
+
+// All returns every format sharq's registry serves.
+func All() []schema.Format {
+	return []schema.Format{avro.Format}
+}
