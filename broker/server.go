@@ -88,7 +88,7 @@ type Server struct {
 	adminAddr     string
 	schemaReg     *schemaRegistry // schema.registry.listeners: schema_registry.go
 	schemaFormats []schema.Format // Options.SchemaFormats
-	ready         atomic.Bool // listeners accepting and metadata loaded
+	ready         atomic.Bool     // listeners accepting and metadata loaded
 
 	connsMu  sync.Mutex
 	conns    map[*conn]struct{}
