@@ -107,11 +107,7 @@ func (c *Config) SchemaRegistry() SchemaRegistry {
 		}
 		return brokerIndex[key].def
 	}
-	var entries []string
-	for _, e := range strings.Split(get("schema.registry.listeners"), ",") {
-		entries = append(entries, e)
-	}
-	ls, _ := ParseSchemaRegistryListeners(entries) // checked when loaded
+	ls, _ := ParseSchemaRegistryListeners(strings.Split(get("schema.registry.listeners"), ",")) // checked when loaded
 	rf, _ := strconv.Atoi(get("schema.registry.topic.replication.factor"))
 	return SchemaRegistry{
 		Listeners:         ls,

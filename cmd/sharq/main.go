@@ -9,7 +9,8 @@
 //
 // Environment: SHARQ_<KEY> (dots as underscores, upper case). Once the
 // listeners accept connections sharq prints one line to stdout starting with
-// "ready"; logs go to stderr. SIGTERM or SIGINT shuts down gracefully; a
+// "ready" (ready listeners=... [schema.registry.listeners=...]); logs go to
+// stderr. SIGTERM or SIGINT shuts down gracefully; a
 // second signal exits at once.
 package main
 
@@ -119,8 +120,12 @@ func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	for _, l := range srv.Advertised() {
 		names = append(names, l.String())
 	}
-	fmt.Fprintf(stdout, "ready listeners=%s\n", strings.Join(names, ","))
-	logger.Info("sharq ready", "listeners", strings.Join(names, ","), "log.dirs", cfg.LogDirs)
+	ready := "ready listeners=" + strings.Join(names, ",")
+	if sr := srv.SchemaRegistryAddrs(); len(sr) > 0 {
+		ready += " schema.registry.listeners=" + strings.Join(sr, ",")
+	}
+	fmt.Fprintln(stdout, ready)
+	logger.Info("sharq ready", "listeners", strings.Join(names, ","), "schema.registry.listeners", strings.Join(srv.SchemaRegistryAddrs(), ","), "log.dirs", cfg.LogDirs)
 	// Start-up code and data are not needed again; see exepages_linux.go.
 	time.AfterFunc(releaseDelay, func() {
 		if err := releaseExePages(); err != nil {
