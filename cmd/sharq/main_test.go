@@ -42,13 +42,13 @@ func TestMain(m *testing.M) {
 
 // proc is a sharq subprocess.
 type proc struct {
-	cmd    *exec.Cmd
-	addr   string
+	cmd  *exec.Cmd
+	addr string
 	// schemaRegistry is the first schema registry listener, when on.
 	schemaRegistry string
 	ready          time.Duration // process start to the ready line
-	stderr *lockedBuffer
-	exited chan error
+	stderr         *lockedBuffer
+	exited         chan error
 }
 
 type lockedBuffer struct {
