@@ -5,9 +5,10 @@ package formats
 import (
 	"sharq/schema"
 	"sharq/schema/avro"
+	"sharq/schema/jsonschema"
 )
 
 // All returns every format sharq's registry serves.
 func All() []schema.Format {
-	return []schema.Format{avro.Format}
+	return []schema.Format{jsonschema.Format, avro.Format}
 }
