@@ -21,12 +21,16 @@ type candidate struct {
 	version  int32 // requested version: 0 next, -1 latest
 	id       int32 // requested id: -1 none (IMPORT mode gives one)
 	parsed   Parsed
+	// normalized is parsed's normalized canonical text, once canLookup
+	// needed it.
+	normalized string
 }
 
 func (c *candidate) sum() [16]byte { return schemaHash(c.text, c.refs, c.metadata, c.ruleSet) }
 
 func (c *candidate) clone() *candidate {
 	d := *c
+	d.normalized = ""
 	d.refs = append([]Reference(nil), c.refs...)
 	d.metadata = c.metadata.clone()
 	return &d
@@ -169,11 +173,23 @@ func (r *Registry) canLookup(c *candidate, v *version) bool {
 	if c.text == v.Schema {
 		return true
 	}
-	prev, e := r.parseStored(v)
-	if e != nil || c.parsed == nil {
+	if c.parsed == nil {
 		return false
 	}
-	return c.parsed.Normalized().Canonical() == prev.Normalized().Canonical()
+	if c.normalized == "" {
+		c.normalized = c.parsed.Normalized().Canonical()
+	}
+	key := parseKey{sum: v.sum, typ: v.SchemaType, normalize: true}
+	prev, ok := r.parsed.normalized(key)
+	if !ok {
+		p, e := r.parseStored(v)
+		if e != nil {
+			return false
+		}
+		prev = p.Normalized().Canonical()
+		r.parsed.putNormalized(key, prev)
+	}
+	return c.normalized == prev
 }
 
 func withoutProperty(m *Metadata, k string) *Metadata {

@@ -270,8 +270,9 @@ func (r *Registry) Stats() Stats {
 // parseCache keeps parsed schemas by hash, type and normalisation, bounded:
 // past its size it starts afresh (parsing is cheap, memory is not).
 type parseCache struct {
-	mu sync.Mutex
-	m  map[parseKey]Parsed
+	mu   sync.Mutex
+	m    map[parseKey]Parsed
+	norm map[parseKey]string // a stored schema's normalized canonical text
 }
 
 type parseKey struct {
@@ -296,4 +297,20 @@ func (c *parseCache) put(k parseKey, p Parsed) {
 		c.m = make(map[parseKey]Parsed, parseCacheSize)
 	}
 	c.m[k] = p
+}
+
+func (c *parseCache) normalized(k parseKey) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.norm[k]
+	return s, ok
+}
+
+func (c *parseCache) putNormalized(k parseKey, s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.norm == nil || len(c.norm) >= parseCacheSize*4 {
+		c.norm = make(map[parseKey]string, parseCacheSize)
+	}
+	c.norm[k] = s
 }
