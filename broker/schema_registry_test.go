@@ -311,3 +311,50 @@ func registerBody(schema string) string {
 	b, _ := json.Marshal(map[string]string{"schema": schema})
 	return string(b)
 }
+
+// TestSchemaRegistryReferencesRealFormats: references resolve in each real
+// format (an Avro named type, a .proto import, a JSON Schema $ref), the
+// referenced versions list their referrers, and deleting them is refused
+// while referenced.
+func TestSchemaRegistryReferencesRealFormats(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t, brokertest.WithSchemaRegistry())
+	cl := newSR(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cases := []struct {
+		typ             sr.SchemaType
+		base, ref, user string
+	}{
+		{sr.TypeAvro, `{"type":"record","name":"Address","namespace":"test","fields":[{"name":"city","type":"string"}]}`,
+			"test.Address", `{"type":"record","name":"Person","namespace":"test","fields":[{"name":"home","type":"test.Address"}]}`},
+		{sr.TypeProtobuf, "syntax = \"proto3\";\npackage test;\nmessage Address { string city = 1; }\n",
+			"address.proto", "syntax = \"proto3\";\npackage test;\nimport \"address.proto\";\nmessage Person { Address home = 1; }\n"},
+		{sr.TypeJSON, `{"$id":"http://example.com/address.json","type":"object","properties":{"city":{"type":"string"}}}`,
+			"http://example.com/address.json", `{"type":"object","properties":{"home":{"$ref":"http://example.com/address.json"}}}`},
+	}
+	for _, c := range cases {
+		base, person := "addr-"+c.typ.String(), "person-"+c.typ.String()
+		b1, err := cl.CreateSchema(ctx, base, sr.Schema{Type: c.typ, Schema: c.base})
+		if err != nil {
+			t.Fatalf("%s base: %v", c.typ, err)
+		}
+		p1, err := cl.CreateSchema(ctx, person, sr.Schema{Type: c.typ, Schema: c.user,
+			References: []sr.SchemaReference{{Name: c.ref, Subject: base, Version: b1.Version}}})
+		if err != nil {
+			t.Fatalf("%s with a reference: %v", c.typ, err)
+		}
+		status, body := srDo(t, http.DefaultClient, "GET", fmt.Sprintf("%s/subjects/%s/versions/1/referencedby", b.SchemaRegistryURL, base), "")
+		if status != 200 || body != fmt.Sprintf("[%d]", p1.ID) {
+			t.Fatalf("%s referencedby: %d %s", c.typ, status, body)
+		}
+		var re *sr.ResponseError
+		if _, err := cl.DeleteSubject(ctx, base, sr.SoftDelete); !errors.As(err, &re) || re.ErrorCode != 42206 {
+			t.Fatalf("%s delete of a referenced subject: %v", c.typ, err)
+		}
+		// Without the reference the schema does not parse.
+		if _, err := cl.CreateSchema(ctx, person+"-noref", sr.Schema{Type: c.typ, Schema: c.user}); err == nil {
+			t.Fatalf("%s parsed without its reference", c.typ)
+		}
+	}
+}
