@@ -329,4 +329,3 @@ func fail(err error) {
 	fmt.Fprintln(os.Stderr, "schemaregistry:", err)
 	os.Exit(1)
 }
-
