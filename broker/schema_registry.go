@@ -458,39 +458,27 @@ func (a *schemaAuth) checkScram(user, pass string) bool {
 // schemaAuthz maps registry requests onto ACLs (see the file comment).
 type schemaAuthz struct{ s *Server }
 
+// subjectOps and registryOps are the ACL operations of a request on a
+// subject (TOPIC) and on the registry as a whole (CLUSTER).
+var (
+	subjectOps = map[schema.Operation]int8{
+		schema.OpDescribe: opDescribe, schema.OpRead: opRead, schema.OpWrite: opWrite, schema.OpDelete: opDelete,
+		schema.OpReadConfig: opDescribeConfigs, schema.OpWriteConfig: opAlterConfigs,
+	}
+	registryOps = map[schema.Operation]int8{
+		schema.OpDescribe: opDescribe, schema.OpRead: opDescribe, schema.OpWrite: opAlter, schema.OpDelete: opAlter,
+		schema.OpReadConfig: opDescribeConfigs, schema.OpWriteConfig: opAlterConfigs,
+	}
+)
+
 func (z schemaAuthz) Allowed(principal, host string, op schema.Operation, subject string) bool {
 	a := z.s.authz
 	if a == nil {
 		return true
 	}
-	act := acl.Action{ResourceType: resTopic, Name: subject}
+	act := acl.Action{ResourceType: resTopic, Name: subject, Operation: subjectOps[op]}
 	if subject == "" {
-		act = acl.Action{ResourceType: resCluster, Name: acl.ClusterName}
-		switch op {
-		case schema.OpReadConfig:
-			act.Operation = opDescribeConfigs
-		case schema.OpWriteConfig:
-			act.Operation = opAlterConfigs
-		case schema.OpDelete, schema.OpWrite:
-			act.Operation = opAlter
-		default:
-			act.Operation = opDescribe
-		}
-	} else {
-		switch op {
-		case schema.OpDescribe:
-			act.Operation = opDescribe
-		case schema.OpRead:
-			act.Operation = opRead
-		case schema.OpWrite:
-			act.Operation = opWrite
-		case schema.OpDelete:
-			act.Operation = opDelete
-		case schema.OpReadConfig:
-			act.Operation = opDescribeConfigs
-		case schema.OpWriteConfig:
-			act.Operation = opAlterConfigs
-		}
+		act = acl.Action{ResourceType: resCluster, Name: acl.ClusterName, Operation: registryOps[op]}
 	}
 	return a.Authorize(z.s.meta.Image().ACLs, principal, host, act)
 }

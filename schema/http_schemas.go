@@ -103,19 +103,35 @@ func (c *call) schemaByIDRaw() {
 	}
 }
 
-func (c *call) subjectsForID() {
+// visibleVersionsForID is the (subject, version) pairs of the id the
+// principal may see.
+func (c *call) visibleVersionsForID() ([]SubjectVersion, bool) {
 	id, ok := c.idParam()
 	if !ok {
-		return
+		return nil, false
 	}
 	versions, e := c.h.reg.VersionsForID(id, c.query.Get("subject"), c.boolParam("deleted"))
 	if e != nil {
 		c.fail(e)
+		return nil, false
+	}
+	visible := versions[:0]
+	for _, sv := range versions {
+		if c.permitted(OpDescribe, sv.Subject) {
+			visible = append(visible, sv)
+		}
+	}
+	return visible, true
+}
+
+func (c *call) subjectsForID() {
+	versions, ok := c.visibleVersionsForID()
+	if !ok {
 		return
 	}
 	subjects := []string{}
 	for _, sv := range versions {
-		if c.permitted(OpDescribe, sv.Subject) && (len(subjects) == 0 || subjects[len(subjects)-1] != sv.Subject) {
+		if len(subjects) == 0 || subjects[len(subjects)-1] != sv.Subject {
 			subjects = append(subjects, sv.Subject)
 		}
 	}
@@ -125,22 +141,11 @@ func (c *call) subjectsForID() {
 }
 
 func (c *call) versionsForID() {
-	id, ok := c.idParam()
+	versions, ok := c.visibleVersionsForID()
 	if !ok {
 		return
 	}
-	versions, e := c.h.reg.VersionsForID(id, c.query.Get("subject"), c.boolParam("deleted"))
-	if e != nil {
-		c.fail(e)
-		return
-	}
-	visible := versions[:0]
-	for _, sv := range versions {
-		if c.permitted(OpDescribe, sv.Subject) {
-			visible = append(visible, sv)
-		}
-	}
-	if out, ok := page(c, visible, unlimited, unlimited); ok {
+	if out, ok := page(c, versions, unlimited, unlimited); ok {
 		c.ok(http.StatusOK, out)
 	}
 }

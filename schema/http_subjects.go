@@ -88,27 +88,20 @@ func (c *call) qualifiedRefs(v *Version) {
 }
 
 func (c *call) lookup() {
-	subject := c.vars["subject"]
-	if !c.allow(OpRead, normalizeSubject(subject)) {
+	subject, ok := c.subjectFor(OpRead)
+	if !ok {
 		return
 	}
 	q, ok := c.schemaRequest()
 	if !ok {
 		return
 	}
-	v, e := c.h.reg.Lookup(subject, q, c.boolParam("normalize"), c.boolParam("deleted"))
-	if e != nil {
-		c.fail(e)
-		return
-	}
-	if c.formatted(v) {
-		c.ok(http.StatusOK, toSchemaJSON(v))
-	}
+	c.schemaAnswer(c.h.reg.Lookup(subject, q, c.boolParam("normalize"), c.boolParam("deleted")))
 }
 
 func (c *call) deleteSubject() {
-	subject := c.vars["subject"]
-	if !c.allow(OpDelete, normalizeSubject(subject)) {
+	subject, ok := c.subjectFor(OpDelete)
+	if !ok {
 		return
 	}
 	versions, e := c.h.reg.DeleteSubject(c.ctx(), subject, c.boolParam("permanent"))
@@ -120,8 +113,8 @@ func (c *call) deleteSubject() {
 }
 
 func (c *call) latestWithMetadata() {
-	subject := c.vars["subject"]
-	if !c.allow(OpRead, normalizeSubject(subject)) {
+	subject, ok := c.subjectFor(OpRead)
+	if !ok {
 		return
 	}
 	keys, values := c.query["key"], c.query["value"]
@@ -129,19 +122,12 @@ func (c *call) latestWithMetadata() {
 	for i := 0; i < len(keys) && i < len(values); i++ {
 		want[keys[i]] = values[i]
 	}
-	v, e := c.h.reg.LatestWithMetadata(subject, want, c.boolParam("deleted"))
-	if e != nil {
-		c.fail(e)
-		return
-	}
-	if c.formatted(v) {
-		c.ok(http.StatusOK, toSchemaJSON(v))
-	}
+	c.schemaAnswer(c.h.reg.LatestWithMetadata(subject, want, c.boolParam("deleted")))
 }
 
 func (c *call) listVersions() {
-	subject := c.vars["subject"]
-	if !c.allow(OpRead, normalizeSubject(subject)) {
+	subject, ok := c.subjectFor(OpRead)
+	if !ok {
 		return
 	}
 	f := c.listFilter()
@@ -159,8 +145,8 @@ func (c *call) listVersions() {
 }
 
 func (c *call) register() {
-	subject := c.vars["subject"]
-	if !c.allow(OpWrite, normalizeSubject(subject)) {
+	subject, ok := c.subjectFor(OpWrite)
+	if !ok {
 		return
 	}
 	q, ok := c.schemaRequest()
@@ -179,15 +165,33 @@ func (c *call) register() {
 		References: v.References, Metadata: v.Metadata, RuleSet: v.RuleSet, Schema: v.Schema})
 }
 
+// subjectFor reads the subject of a subject endpoint and checks op on it.
+func (c *call) subjectFor(op Operation) (string, bool) {
+	s := c.vars["subject"]
+	return s, c.allow(op, normalizeSubject(s))
+}
+
 // versionOf reads the subject and version of a version endpoint and
 // checks op on the subject.
 func (c *call) versionOf(op Operation) (string, int32, bool) {
-	subject := c.vars["subject"]
-	if !c.allow(op, normalizeSubject(subject)) {
+	subject, ok := c.subjectFor(op)
+	if !ok {
 		return "", 0, false
 	}
 	v, ok := c.versionParam()
 	return subject, v, ok
+}
+
+// schemaAnswer answers a version found (in the format asked for), or the
+// error.
+func (c *call) schemaAnswer(v *Version, e *Error) {
+	if e != nil {
+		c.fail(e)
+		return
+	}
+	if c.formatted(v) {
+		c.ok(http.StatusOK, toSchemaJSON(v))
+	}
 }
 
 func (c *call) getVersion() {
