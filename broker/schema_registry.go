@@ -264,7 +264,15 @@ func (l *schemaLog) Read(ctx context.Context, from int64) ([]schema.Record, int6
 		return nil, from, err
 	}
 	defer pt.release()
+	// The high watermark before the read: a read finding no batch from
+	// there up to the (later) end found none below this either, so skipping
+	// to it skips only a hole. Taken after the read, it could pass a batch
+	// appended in between, unread.
+	hw := lg.HighWatermark()
 	data, err := lg.Read(from, 1<<20, l.buf[:0])
+	if schemaLogAfterRead != nil {
+		schemaLogAfterRead()
+	}
 	if errors.Is(err, log.ErrOffsetOutOfRange) && from < lg.LogStartOffset() {
 		return nil, lg.LogStartOffset(), nil // records deleted below the log start
 	}
@@ -282,10 +290,14 @@ func (l *schemaLog) Read(ctx context.Context, from int64) ([]schema.Record, int6
 	if next < 0 {
 		// No batch from there to the high watermark: compaction left a
 		// hole, or this is the end.
-		next = max(from, lg.HighWatermark())
+		next = max(from, hw)
 	}
 	return recs, next, nil
 }
+
+// schemaLogAfterRead runs between Read's log read and its use (tests: an
+// append racing with a read at the end of the log).
+var schemaLogAfterRead func()
 
 // schemaMaxInflate bounds one compressed batch of _schemas once unpacked.
 const schemaMaxInflate = 64 << 20

@@ -34,6 +34,7 @@ func main() {
 	schemas := flag.Int("schemas", 10000, "schemas registered for the memory and restart figures")
 	samples := flag.Int("samples", 1000, "requests per latency figure")
 	bin := flag.String("sharq-bin", "", "sharq binary (default: go build ./cmd/sharq)")
+	base := flag.String("base-bin", "", "also start this sharq binary (e.g. built from main, without the registry) in the interleaved start-up runs")
 	out := flag.String("out", "", "write the report here too")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "srbench-")
@@ -55,8 +56,14 @@ func main() {
 	fmt.Fprintf(w, "# Schema registry measurements\n\nload average at start: %s\n", strings.TrimSpace(string(load)))
 
 	// Start-up and idle RSS, off and on, interleaved.
-	var startOff, startOn, rssOff, rssOn []float64
+	var startOff, startOn, rssOff, rssOn, startBase, rssBase []float64
 	for i := 0; i < *runs; i++ {
+		if *base != "" {
+			p := start(*base, filepath.Join(work, fmt.Sprintf("s%d-base", i)), false)
+			time.Sleep(2 * time.Second)
+			startBase, rssBase = append(startBase, p.ready), append(rssBase, p.rssMiB())
+			p.stop()
+		}
 		for _, on := range []bool{false, true} {
 			p := start(*bin, filepath.Join(work, fmt.Sprintf("s%d-%v", i, on)), on)
 			time.Sleep(2 * time.Second)
@@ -71,9 +78,15 @@ func main() {
 	}
 	fmt.Fprintf(w, "\n## Start-up and idle RSS (%d interleaved runs each, fresh data dir, RSS 2 s after ready)\n\n", *runs)
 	fmt.Fprintf(w, "| registry | start to ready, median (min-max) | idle RSS, median (min-max) |\n|---|---|---|\n")
+	if *base != "" {
+		fmt.Fprintf(w, "| base binary (%s) | %s ms | %s MiB |\n", filepath.Base(*base), spread(startBase, 1), spread(rssBase, 2))
+	}
 	fmt.Fprintf(w, "| off | %s ms | %s MiB |\n", spread(startOff, 1), spread(rssOff, 2))
 	fmt.Fprintf(w, "| on, empty | %s ms | %s MiB |\n", spread(startOn, 1), spread(rssOn, 2))
-	fmt.Fprintf(w, "| difference of medians | %+.1f ms | %+.2f MiB |\n", median(startOn)-median(startOff), median(rssOn)-median(rssOff))
+	fmt.Fprintf(w, "| on - off, medians | %+.1f ms | %+.2f MiB |\n", median(startOn)-median(startOff), median(rssOn)-median(rssOff))
+	if *base != "" {
+		fmt.Fprintf(w, "| off - base, medians | %+.1f ms | %+.2f MiB |\n", median(startOff)-median(startBase), median(rssOff)-median(rssBase))
+	}
 
 	// Latencies on one registry.
 	dir := filepath.Join(work, "lat")
