@@ -141,6 +141,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.fail(&Error{Status: http.StatusInternalServerError, Code: http.StatusInternalServerError, Message: "Internal Server Error"})
 		}
 	}()
+	// Jetty's authentication runs before Jersey matches anything; Jersey
+	// then answers an unknown path 404, a method 405, Accept 406 and
+	// Content-Type 415, in that order.
+	if a := h.opts.Authenticator; a != nil {
+		p, ok := a.Authenticate(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Basic realm="`+h.opts.Realm+`"`)
+			c.fail(&Error{Status: http.StatusUnauthorized, Code: http.StatusUnauthorized, Message: "Unauthorized"})
+			return
+		}
+		c.principal = p
+	} else {
+		c.principal = "User:ANONYMOUS"
+	}
 	segs := splitPath(r.URL.EscapedPath())
 	var matched *route
 	pathMatched := false
@@ -156,12 +170,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	media, ok := negotiate(r.Header.Values("Accept"))
-	if !ok {
-		c.fail(errHTTP(http.StatusNotAcceptable))
-		return
-	}
-	c.media = media
 	switch {
 	case matched == nil && pathMatched:
 		c.fail(errHTTP(http.StatusMethodNotAllowed))
@@ -170,17 +178,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.fail(errHTTP(http.StatusNotFound))
 		return
 	}
-	if a := h.opts.Authenticator; a != nil {
-		p, ok := a.Authenticate(r)
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Basic realm="`+h.opts.Realm+`"`)
-			c.fail(&Error{Status: http.StatusUnauthorized, Code: http.StatusUnauthorized, Message: "Unauthorized"})
-			return
-		}
-		c.principal = p
-	} else {
-		c.principal = "User:ANONYMOUS"
+	media, ok := negotiate(r.Header.Values("Accept"))
+	if !ok {
+		c.fail(errHTTP(http.StatusNotAcceptable))
+		return
 	}
+	c.media = media
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		if !consumable(r.Header.Get("Content-Type")) {
 			c.fail(errHTTP(http.StatusUnsupportedMediaType))

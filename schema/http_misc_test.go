@@ -70,6 +70,8 @@ func TestContainerErrors(t *testing.T) {
 		{"PATCH", "/subjects", "", nil, 405},
 		{"PUT", "/subjects/s/versions", "", nil, 405},
 		{"GET", "/subjects", "", []string{"Accept", "text/html"}, 406},
+		{"GET", "/nope", "", []string{"Accept", "text/html"}, 404}, // path first, as Jersey
+		{"DELETE", "/schemas", "", []string{"Accept", "text/html"}, 405},
 		{"POST", "/subjects/s/versions", jsonBody("schema", schemaA), []string{"Content-Type", "text/plain"}, 415},
 		{"GET", "/subjects/s/versions/0", "", nil, 422},
 		{"GET", "/subjects/s/versions/2147483648", "", nil, 422},
@@ -155,6 +157,7 @@ func TestAuthHooks(t *testing.T) {
 	a := newAPIOver(t, reg, log, HandlerOptions{Authenticator: auth, Authorizer: auth})
 	r := a.do("GET", "/subjects", "")
 	expect(t, r, 401, 401)
+	expect(t, a.do("GET", "/nope", ""), 401, 401) // authentication before routing, as Jetty
 	alice, bob := []string{"X-User", "alice"}, []string{"X-User", "bob"}
 	expect(t, a.do("POST", "/subjects/s/versions", jsonBody("schema", schemaA), alice...), 200, 0)
 	expect(t, a.do("POST", "/subjects/t/versions", jsonBody("schema", schemaA), alice...), 403, CodeDenied)

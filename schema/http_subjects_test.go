@@ -392,3 +392,29 @@ func TestContextQualifiedSubjects(t *testing.T) {
 		t.Fatalf("contexts after delete %s", r.body)
 	}
 }
+
+// TestReferencesInContext: an unqualified reference resolves in the
+// referrer's context, and referenceFormat=qualified shows it qualified.
+func TestReferencesInContext(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	a.register(url.PathEscape(":.c:base"), schemaA)
+	refs := []any{map[string]any{"name": "b", "subject": "base", "version": 1}}
+	r := a.do("POST", "/subjects/"+url.PathEscape(":.c:user")+"/versions", jsonBody("schema", `{"refs":["b"]}`, "references", refs))
+	expect(t, r, 200, 0)
+	var got schemaJSON
+	a.do("GET", "/subjects/"+url.PathEscape(":.c:user")+"/versions/1", "").json(t, &got)
+	if got.References[0].Subject != "base" {
+		t.Fatalf("stored reference: %+v", got.References)
+	}
+	a.do("GET", "/subjects/"+url.PathEscape(":.c:user")+"/versions/1?referenceFormat=qualified", "").json(t, &got)
+	if got.References[0].Subject != ":.c:base" {
+		t.Fatalf("qualified reference: %+v", got.References)
+	}
+	if r := a.do("GET", "/subjects/"+url.PathEscape(":.c:base")+"/versions/1/referencedby", ""); r.body != "[2]" {
+		t.Fatalf("referencedby in the context: %s", r.body)
+	}
+	// The same unqualified reference from the default context finds no
+	// "base" there.
+	expect(t, a.do("POST", "/subjects/user/versions", jsonBody("schema", `{"refs":["b"]}`, "references", refs)), 422, CodeInvalidSchema)
+}
