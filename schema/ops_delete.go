@@ -140,11 +140,11 @@ func (r *Registry) referenced(subject string, ver int32, deleted bool, except st
 		if sp == nil {
 			continue
 		}
-		for s, v := range sp.byID[id.id] {
-			if s == except {
+		for _, h := range sp.byID[id.id] {
+			if h.subject == except {
 				continue
 			}
-			if got := r.st.get(s, v); got != nil && (deleted || !got.Deleted) {
+			if got := r.st.get(h.subject, h.version); got != nil && (deleted || !got.Deleted) {
 				return true
 			}
 		}

@@ -249,9 +249,9 @@ func (r *Registry) VersionsForID(id int32, subject string, lookupDeleted bool) (
 	ctx := contextOf(found.Subject)
 	out := []SubjectVersion{}
 	if sp := r.st.spaces[ctx]; sp != nil {
-		for s, ver := range sp.byID[found.ID] {
-			if v := r.st.get(s, ver); v != nil && (lookupDeleted || !v.Deleted) {
-				out = append(out, SubjectVersion{Subject: s, Version: ver})
+		for _, h := range sp.byID[found.ID] {
+			if v := r.st.get(h.subject, h.version); v != nil && (lookupDeleted || !v.Deleted) {
+				out = append(out, SubjectVersion{Subject: h.subject, Version: h.version})
 			}
 		}
 	}
@@ -309,8 +309,8 @@ func (r *Registry) idLive(id ctxID) bool {
 	if sp == nil {
 		return false
 	}
-	for s, ver := range sp.byID[id.id] {
-		if v := r.st.get(s, ver); v != nil && !v.Deleted {
+	for _, h := range sp.byID[id.id] {
+		if v := r.st.get(h.subject, h.version); v != nil && !v.Deleted {
 			return true
 		}
 	}

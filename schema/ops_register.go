@@ -184,7 +184,7 @@ func (r *Registry) planRegister(c *candidate, normalize bool) (*version, []out, 
 	ctx := contextOf(subject)
 	schemaID := c.id
 	if id, subjects, ok := r.st.idAndSubjects(ctx, c.sum()); ok && (schemaID < 0 || schemaID == id) {
-		if ver, has := subjects[subject]; has && c.version == 0 {
+		if ver, has := subjects.get(subject); has && c.version == 0 {
 			if v := r.st.get(subject, ver); v != nil && !v.Deleted {
 				return v, nil, nil
 			}
@@ -419,7 +419,7 @@ func (r *Registry) lookupUnder(cfg *configValue, c *candidate, normalize, lookup
 	subject := c.subject
 	if !latestOnly {
 		if _, subjects, ok := r.st.idAndSubjects(contextOf(subject), c.sum()); ok {
-			if ver, has := subjects[subject]; has {
+			if ver, has := subjects.get(subject); has {
 				if v := r.st.get(subject, ver); v != nil && (lookupDeleted || !v.Deleted) {
 					return v, nil
 				}

@@ -15,9 +15,19 @@ import (
 // version is one registered (subject, version).
 type version struct {
 	schemaValue
-	sum    [16]byte // Confluent's MD5 of the schema (its guid)
-	ts     int64    // the record's timestamp (the REST "ts")
-	offset int64
+	sum [16]byte // Confluent's MD5 of the schema (its guid)
+	ts  int64    // the record's timestamp (the REST "ts")
+}
+
+// internType returns the schema type constants, so versions do not hold
+// a copy each.
+func internType(t string) string {
+	for _, known := range [...]string{"AVRO", "JSON", "PROTOBUF"} {
+		if t == known {
+			return known
+		}
+	}
+	return t
 }
 
 // subjectEntry is a subject's versions, ascending.
@@ -42,7 +52,7 @@ func (e *subjectEntry) latest() *version {
 // idSpace is one context's schema ids (Confluent's guidToSubjectVersions,
 // hashToGuid and the incremental id generator's maximum).
 type idSpace struct {
-	byID   map[int32]map[string]int32 // id -> subject -> version
+	byID   map[int32]holders // id -> the (subject, version) pairs with it
 	byHash map[[16]byte]int32
 	maxID  int32
 }
@@ -83,7 +93,7 @@ func newState() *state {
 func (s *state) space(ctx string) *idSpace {
 	sp := s.spaces[ctx]
 	if sp == nil {
-		sp = &idSpace{byID: map[int32]map[string]int32{}, byHash: map[[16]byte]int32{}}
+		sp = &idSpace{byID: map[int32]holders{}, byHash: map[[16]byte]int32{}}
 		s.spaces[ctx] = sp
 	}
 	return sp
@@ -120,7 +130,13 @@ func (s *state) applyKey(k recordKey, value []byte, offset, ts int64) error {
 		// The key names the version; a value disagreeing with it is taken
 		// at the key's word, as Confluent's cache is keyed by it.
 		v.Subject, v.Version = k.Subject, k.Version
-		return s.putSchema(&version{schemaValue: *v, sum: v.hash(), ts: ts, offset: offset})
+		sum := v.hash()
+		v.MD5 = "" // kept as sum; Confluent rewrites a value without it too
+		v.SchemaType = internType(v.SchemaType)
+		if e := s.subjects[k.Subject]; e != nil && len(e.versions) > 0 {
+			v.Subject = e.versions[0].Subject // one copy of the name a subject
+		}
+		return s.putSchema(&version{schemaValue: *v, sum: sum, ts: ts})
 	case keyConfig:
 		if value == nil {
 			delete(s.configs, k.Subject)
@@ -222,12 +238,9 @@ func (s *state) putSchema(v *version) error {
 		e.versions = slices.Insert(e.versions, i, v)
 	}
 	sp.maxID = max(sp.maxID, v.ID)
-	subjects := sp.byID[v.ID]
-	if subjects == nil {
-		subjects = map[string]int32{}
-		sp.byID[v.ID] = subjects
-	}
-	subjects[v.Subject] = v.Version
+	hs := sp.byID[v.ID]
+	hs.set(v.Subject, v.Version)
+	sp.byID[v.ID] = hs
 	sp.byHash[v.sum] = v.ID
 	// Soft-deleted referrers are indexed too: a reference from a deleted
 	// version still blocks a hard delete of what it references (Confluent
@@ -267,13 +280,12 @@ func (s *state) tombstone(subject string, ver int32) {
 func (s *state) unindex(old *version) {
 	ctx := contextOf(old.Subject)
 	sp := s.space(ctx)
-	if subjects := sp.byID[old.ID]; subjects != nil {
-		if subjects[old.Subject] == old.Version {
-			delete(subjects, old.Subject)
-		}
-		if len(subjects) > 0 {
+	if hs, ok := sp.byID[old.ID]; ok {
+		hs.del(old.Subject, old.Version)
+		if len(hs) > 0 {
 			// The same schema (same id, same references) is still
 			// registered elsewhere in the context: its references stand.
+			sp.byID[old.ID] = hs
 			return
 		}
 		delete(sp.byID, old.ID)
@@ -332,29 +344,29 @@ func (s *state) keyByID(ctx string, id int32, subject string) *version {
 	if sp == nil {
 		return nil
 	}
-	subjects := sp.byID[id]
-	if len(subjects) == 0 {
+	hs := sp.byID[id]
+	if len(hs) == 0 {
 		return nil
 	}
 	if subject != "" {
-		v, ok := subjects[subject]
+		v, ok := hs.get(subject)
 		if !ok {
 			return nil
 		}
 		return s.get(subject, v)
 	}
-	best := ""
-	for sub := range subjects {
-		if best == "" || sub < best {
-			best = sub
+	best := hs[0]
+	for _, h := range hs[1:] {
+		if h.subject < best.subject {
+			best = h
 		}
 	}
-	return s.get(best, subjects[best])
+	return s.get(best.subject, best.version)
 }
 
 // idAndSubjects is LookupCache.schemaIdAndSubjects: the id a schema hash
 // has in ctx and the subjects that hold it, or ok false.
-func (s *state) idAndSubjects(ctx string, sum [16]byte) (int32, map[string]int32, bool) {
+func (s *state) idAndSubjects(ctx string, sum [16]byte) (int32, holders, bool) {
 	sp := s.spaces[ctx]
 	if sp == nil {
 		return 0, nil, false
@@ -363,11 +375,11 @@ func (s *state) idAndSubjects(ctx string, sum [16]byte) (int32, map[string]int32
 	if !ok {
 		return 0, nil, false
 	}
-	subjects := sp.byID[id]
-	if len(subjects) == 0 {
+	hs := sp.byID[id]
+	if len(hs) == 0 {
 		return 0, nil, false
 	}
-	return id, subjects, true
+	return id, hs, true
 }
 
 // hasSubjects reports a subject (or a context's subject) with a version,
@@ -428,4 +440,42 @@ func (s *state) sortedContexts() []string {
 	}
 	sort.Strings(out)
 	return append([]string{defaultContext}, out...)
+}
+
+// holders are the (subject, version) pairs holding one id in a context:
+// nearly always one, so a slice, not a map.
+type holders []holder
+
+type holder struct {
+	subject string
+	version int32
+}
+
+func (hs holders) get(subject string) (int32, bool) {
+	for _, h := range hs {
+		if h.subject == subject {
+			return h.version, true
+		}
+	}
+	return 0, false
+}
+
+func (hs *holders) set(subject string, version int32) {
+	for i := range *hs {
+		if (*hs)[i].subject == subject {
+			(*hs)[i].version = version
+			return
+		}
+	}
+	*hs = append(*hs, holder{subject, version})
+}
+
+// del drops subject when it holds the id at version.
+func (hs *holders) del(subject string, version int32) {
+	for i, h := range *hs {
+		if h.subject == subject && h.version == version {
+			*hs = slices.Delete(*hs, i, i+1)
+			return
+		}
+	}
 }
