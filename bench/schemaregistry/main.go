@@ -59,12 +59,12 @@ func main() {
 	fmt.Fprintf(w, "# Schema registry measurements\n\nload average at start: %s\n", strings.TrimSpace(string(load)))
 
 	// Start-up and idle RSS, off and on, interleaved.
-	var startOff, startOn, rssOff, rssOn, startBase, rssBase, anonOff, anonOn, anonBase []float64
+	var startOff, startOn, rssOff, rssOn, startBase, rssBase, anonOff, anonOn, anonBase, cpuOff, cpuOn, cpuBase []float64
 	for i := 0; i < *runs; i++ {
 		if *base != "" {
 			p := start(*base, filepath.Join(work, fmt.Sprintf("s%d-base", i)), false)
 			time.Sleep(2 * time.Second)
-			startBase, rssBase, anonBase = append(startBase, p.ready), append(rssBase, p.rssMiB()), append(anonBase, p.anonMiB())
+			startBase, rssBase, anonBase, cpuBase = append(startBase, p.ready), append(rssBase, p.rssMiB()), append(anonBase, p.anonMiB()), append(cpuBase, p.cpu)
 			p.stop()
 		}
 		for _, on := range []bool{false, true} {
@@ -73,22 +73,29 @@ func main() {
 			rss, anon := p.rssMiB(), p.anonMiB()
 			p.stop()
 			if on {
-				startOn, rssOn, anonOn = append(startOn, p.ready), append(rssOn, rss), append(anonOn, anon)
+				startOn, rssOn, anonOn, cpuOn = append(startOn, p.ready), append(rssOn, rss), append(anonOn, anon), append(cpuOn, p.cpu)
 			} else {
-				startOff, rssOff, anonOff = append(startOff, p.ready), append(rssOff, rss), append(anonOff, anon)
+				startOff, rssOff, anonOff, cpuOff = append(startOff, p.ready), append(rssOff, rss), append(anonOff, anon), append(cpuOff, p.cpu)
 			}
 		}
 	}
 	fmt.Fprintf(w, "\n## Start-up and idle RSS (%d interleaved runs each, fresh data dir, RSS 2 s after ready)\n\n", *runs)
-	fmt.Fprintf(w, "| binary, registry | start to ready, median (min-max) | idle RSS, median (min-max) | of which anonymous |\n|---|---|---|---|\n")
-	if *base != "" {
-		fmt.Fprintf(w, "| base (%s) | %s ms | %s MiB | %s MiB |\n", filepath.Base(*base), spread(startBase, 1), spread(rssBase, 2), spread(anonBase, 2))
+	fmt.Fprintf(w, "| binary, registry | start to ready, median (min-max) | CPU until ready | idle RSS, median (min-max) | of which anonymous |\n|---|---|---|---|---|\n")
+	row := func(name string, start, cpu, rss, anon []float64) {
+		fmt.Fprintf(w, "| %s | %s ms | %s ms | %s MiB | %s MiB |\n", name, spread(start, 1), spread(cpu, 0), spread(rss, 2), spread(anon, 2))
 	}
-	fmt.Fprintf(w, "| this, off | %s ms | %s MiB | %s MiB |\n", spread(startOff, 1), spread(rssOff, 2), spread(anonOff, 2))
-	fmt.Fprintf(w, "| this, on and empty | %s ms | %s MiB | %s MiB |\n", spread(startOn, 1), spread(rssOn, 2), spread(anonOn, 2))
-	fmt.Fprintf(w, "| on - off, medians | %+.1f ms | %+.2f MiB | %+.2f MiB |\n", median(startOn)-median(startOff), median(rssOn)-median(rssOff), median(anonOn)-median(anonOff))
+	diff := func(name string, s1, c1, r1, a1, s0, c0, r0, a0 []float64) {
+		fmt.Fprintf(w, "| %s, medians | %+.1f ms | %+.0f ms | %+.2f MiB | %+.2f MiB |\n", name,
+			median(s1)-median(s0), median(c1)-median(c0), median(r1)-median(r0), median(a1)-median(a0))
+	}
 	if *base != "" {
-		fmt.Fprintf(w, "| off - base, medians | %+.1f ms | %+.2f MiB | %+.2f MiB |\n", median(startOff)-median(startBase), median(rssOff)-median(rssBase), median(anonOff)-median(anonBase))
+		row("base ("+filepath.Base(*base)+")", startBase, cpuBase, rssBase, anonBase)
+	}
+	row("this, off", startOff, cpuOff, rssOff, anonOff)
+	row("this, on and empty", startOn, cpuOn, rssOn, anonOn)
+	diff("on - off", startOn, cpuOn, rssOn, anonOn, startOff, cpuOff, rssOff, anonOff)
+	if *base != "" {
+		diff("off - base", startOff, cpuOff, rssOff, anonOff, startBase, cpuBase, rssBase, anonBase)
 	}
 
 	// Latencies on one registry.
@@ -179,11 +186,11 @@ func main() {
 	time.Sleep(2 * time.Second)
 	rssFull := p.rssMiB()
 	p.stop()
-	var restart, rssRestart []float64
+	var restart, restartCPU, rssRestart []float64
 	for i := 0; i < 3; i++ {
 		p = start(*bin, dir, true)
 		time.Sleep(2 * time.Second)
-		restart, rssRestart = append(restart, p.ready), append(rssRestart, p.rssMiB())
+		restart, restartCPU, rssRestart = append(restart, p.ready), append(restartCPU, p.cpu), append(rssRestart, p.rssMiB())
 		p.stop()
 	}
 	fmt.Fprintf(w, "\n## %d schemas (%d subjects x 10 versions, Avro records of 1-10 fields)\n\n", *schemas, *schemas/10)
@@ -191,7 +198,7 @@ func main() {
 	fmt.Fprintf(w, "| registering them, one client | %.1f s (%.0f/s) |\n", took.Seconds(), float64(*schemas)/took.Seconds())
 	fmt.Fprintf(w, "| RSS, registry on and empty (2 s after ready) | %.1f MiB |\n", rssStart)
 	fmt.Fprintf(w, "| RSS with them registered (2 s after the last) | %.1f MiB (+%.1f MiB) |\n", rssFull, rssFull-rssStart)
-	fmt.Fprintf(w, "| restart with them: start to ready (3 runs) | %s ms |\n", spread(restart, 1))
+	fmt.Fprintf(w, "| restart with them: start to ready (3 runs) | %s ms, %s ms CPU |\n", spread(restart, 1), spread(restartCPU, 0))
 	fmt.Fprintf(w, "| RSS after that restart | %s MiB |\n", spread(rssRestart, 1))
 	_ = rssEmpty
 	load, _ = os.ReadFile("/proc/loadavg")
@@ -246,8 +253,23 @@ func registerMany(url string, n int) {
 type proc struct {
 	cmd      *exec.Cmd
 	ready    float64 // ms from exec to the ready line
+	cpu      float64 // CPU ms used until the ready line (user + system)
 	registry string
 	done     chan struct{}
+}
+
+// cpuMs is the process's user and system time so far (/proc/pid/stat,
+// clock ticks of 10 ms).
+func (p *proc) cpuMs() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		fail(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) * 10
 }
 
 func start(bin, dir string, registry bool) *proc {
@@ -281,6 +303,7 @@ func start(bin, dir string, registry bool) *proc {
 	select {
 	case l := <-line:
 		p.ready = ms(time.Since(t0))
+		p.cpu = p.cpuMs()
 		for _, f := range strings.Fields(l) {
 			if v, ok := strings.CutPrefix(f, "schema.registry.listeners="); ok {
 				p.registry = strings.Split(v, ",")[0]
