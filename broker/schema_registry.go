@@ -37,6 +37,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -126,7 +127,10 @@ func (s *Server) startSchemaRegistry() error {
 			bound.Host = "localhost"
 		}
 		sr.addrs = append(sr.addrs, bound.String())
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+		// net/http's own complaints (TLS handshakes, malformed requests) go
+		// to the broker's log at debug, not to stderr.
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
 		sr.servers = append(sr.servers, srv)
 		s.bgWG.Add(1)
 		go func() {
