@@ -204,8 +204,8 @@ func matchPath(route, segs []string) (map[string]string, bool) {
 	for i, p := range route {
 		if strings.HasPrefix(p, "{") {
 			v, err := url.PathUnescape(segs[i])
-			if err != nil {
-				return nil, false
+			if err != nil || segs[i] == "" {
+				return nil, false // Jersey's {var} is [^/]+
 			}
 			if vars == nil {
 				vars = map[string]string{}

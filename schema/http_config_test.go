@@ -144,6 +144,9 @@ func TestMode(t *testing.T) {
 func TestImportMode(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
+	// Globally, any subject of any context blocks IMPORT.
+	a.register(url.PathEscape(":.c:x"), schemaA)
+	expect(t, a.do("PUT", "/mode", `{"mode":"IMPORT"}`), 422, CodeOperationNotPermitted)
 	a.register("s", schemaA)
 	// IMPORT needs the subjects empty, or force.
 	expect(t, a.do("PUT", "/mode/s", `{"mode":"IMPORT"}`), 422, CodeOperationNotPermitted)

@@ -67,6 +67,7 @@ func TestContainerErrors(t *testing.T) {
 	}{
 		{"GET", "/nope", "", nil, 404},
 		{"GET", "/subjects/s/versions/1/schema/extra", "", nil, 404},
+		{"GET", "/subjects//versions", "", nil, 404},
 		{"PATCH", "/subjects", "", nil, 405},
 		{"PUT", "/subjects/s/versions", "", nil, 405},
 		{"GET", "/subjects", "", []string{"Accept", "text/html"}, 406},

@@ -119,7 +119,8 @@ func inContext(subject string, ctx qualified) bool {
 }
 
 // matchesSubject is Confluent's matchingSubjectPredicate: the subject
-// itself, or, when subject names a context, every subject in it.
+// itself, or, when subject names a context, every subject in it; no
+// subject (the global scope) matches every subject.
 func matchesSubject(subject, candidate string) bool {
-	return subject == candidate || inContext(candidate, parseSubject(subject))
+	return subject == "" || subject == candidate || inContext(candidate, parseSubject(subject))
 }
