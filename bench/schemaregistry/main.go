@@ -195,7 +195,7 @@ func main() {
 	}
 	fmt.Fprintf(w, "\n## %d schemas (%d subjects x 10 versions, Avro records of 1-10 fields)\n\n", *schemas, *schemas/10)
 	fmt.Fprintf(w, "| figure | value |\n|---|---|\n")
-	fmt.Fprintf(w, "| registering them, one client | %.1f s (%.0f/s) |\n", took.Seconds(), float64(*schemas)/took.Seconds())
+	fmt.Fprintf(w, "| registering them, 4 clients | %.1f s (%.0f/s) |\n", took.Seconds(), float64(*schemas)/took.Seconds())
 	fmt.Fprintf(w, "| RSS, registry on and empty (2 s after ready) | %.1f MiB |\n", rssStart)
 	fmt.Fprintf(w, "| RSS with them registered (2 s after the last) | %.1f MiB (+%.1f MiB) |\n", rssFull, rssFull-rssStart)
 	fmt.Fprintf(w, "| restart with them: start to ready (3 runs) | %s ms, %s ms CPU |\n", spread(restart, 1), spread(restartCPU, 0))
