@@ -17,8 +17,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/sharq ./cmd/sharq
-RUN apt-get update -q && cd /tmp && apt-get download -q busybox-static \
- && dpkg-deb -x /tmp/busybox-static_*.deb /tmp/busybox-static \
+RUN apt-get update -q && apt-get download -q busybox-static \
+ && dpkg-deb -x busybox-static_*.deb /tmp/busybox-static && rm busybox-static_*.deb \
  && sh docker/rootfs.sh /out /out/sharq /tmp/busybox-static/bin/busybox
 
 # Run stage: the binary and busybox, as a non-root user (numeric, as
