@@ -72,6 +72,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	// A module program that failed or was killed may leave its container
+	// behind (no reaper here): remove what runs the image under test.
+	for _, tag := range fixtures.images {
+		if out, err := exec.Command("docker", "ps", "-aq", "--filter", "ancestor="+tag).Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
+			exec.Command("docker", append([]string{"rm", "-f", "-v"}, strings.Fields(string(out))...)...).Run()
+		}
+	}
 	for _, tag := range fixtures.images {
 		exec.Command("docker", "rmi", "-f", tag).Run()
 	}
@@ -360,16 +367,25 @@ func TestCompose(t *testing.T) {
 	project := "sharqtest" + randomHex(4)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run := func(args ...string) ([]byte, error) {
+	runCtx := func(ctx context.Context, args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, compose[0], append(compose[1:], append([]string{"-p", project, "-f", "compose/docker-compose.yml"}, args...)...)...)
 		cmd.Env = append(os.Environ(), "IMAGE="+img, "HOST_PORT="+strconv.Itoa(port))
 		return cmd.CombinedOutput()
 	}
+	run := func(args ...string) ([]byte, error) { return runCtx(ctx, args...) }
 	start := time.Now()
+	// Down even when up fails half way; not with ctx, which is over by the
+	// time cleanups run.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if out, err := runCtx(ctx, "down", "-v", "--timeout", "0"); err != nil {
+			t.Errorf("%s down: %v\n%s", strings.Join(compose, " "), err, out)
+		}
+	})
 	if out, err := run("up", "-d"); err != nil {
 		t.Fatalf("%s up: %v\n%s", strings.Join(compose, " "), err, out)
 	}
-	t.Cleanup(func() { run("down", "-v", "--timeout", "0") })
 	id, err := run("ps", "-q", "broker")
 	if err != nil {
 		t.Fatalf("ps: %v\n%s", err, id)
