@@ -7,9 +7,11 @@ package broker
 //   answering. Members of a classic group commit with their generation
 //   (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS while
 //   completing a rebalance, FENCED_INSTANCE_ID); members of a consumer
-//   group with their member epoch (STALE_MEMBER_EPOCH v9+, else
-//   ILLEGAL_GENERATION). Generation -1 without member id commits from
-//   outside the group, allowed while the group is empty.
+//   group with their member epoch (STALE_MEMBER_EPOCH; before v9
+//   UNSUPPORTED_VERSION, Kafka's rule for consumer-protocol members).
+//   Generation -1 commits from outside the group, allowed while the group
+//   is empty; a member's commit to a group that does not exist is
+//   GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before.
 // * Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (v10 by topic
 //   id: UNKNOWN_TOPIC_ID). Metadata longer than offset.metadata.max.bytes:
 //   OFFSET_METADATA_TOO_LARGE.
@@ -38,7 +40,7 @@ func handleOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	cr := group.CommitRequest{
 		Group:           req.Group,
 		MemberID:        req.MemberID,
-		InstanceID:      strOr(req.InstanceID),
+		InstanceID:      req.InstanceID,
 		Generation:      req.Generation,
 		Offsets:         map[group.TopicPartition]group.Offset{},
 		StaleEpochError: r.version >= 9,

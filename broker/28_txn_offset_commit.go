@@ -5,9 +5,15 @@ package broker
 // Behavior:
 // * Stages offsets in the group for the producer's transaction: they are
 //   applied when the transaction commits and dropped when it aborts
-//   (group.TxnCommitOffsets, durable). The committer is checked as for
-//   OffsetCommit: an unknown group accepts only generation -1
-//   (ILLEGAL_GENERATION otherwise), UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID.
+//   (group.TxnCommitOffsets, durable). The committer is checked by Kafka
+//   4.4's rules for transactional commits: one without member (v0-2 carry
+//   none; v3+ generation -1, no member id, no instance id: what a producer
+//   sends that knows only the group id) is accepted whatever the group's
+//   members and state; one with a member gets UNKNOWN_MEMBER_ID,
+//   FENCED_INSTANCE_ID, ILLEGAL_GENERATION as for OffsetCommit, but never
+//   REBALANCE_IN_PROGRESS. A group that does not exist accepts only
+//   generation < 0 (ILLEGAL_GENERATION otherwise); a share group's id is
+//   GROUP_ID_NOT_FOUND.
 // * The group must be in the producer's transaction: before v5 it was added
 //   by AddOffsetsToTxn (INVALID_TXN_STATE if not, with
 //   transaction.partition.verification.enable); v5+ (transaction version 2)
@@ -46,7 +52,7 @@ func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error)
 		Group:         req.Group,
 		ProducerID:    req.ProducerID,
 		MemberID:      req.MemberID,
-		InstanceID:    strOr(req.InstanceID),
+		InstanceID:    req.InstanceID,
 		Generation:    req.Generation,
 		Offsets:       map[group.TopicPartition]group.Offset{},
 		KIP1319Errors: r.version >= 6,

@@ -233,6 +233,27 @@ func TestEveryAPIUnauthorized(t *testing.T) {
 			r.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
 			return r
 		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.DescribeQuorumResponse).ErrorCode} }, caf},
+		{"ElectLeaders", func() kmsg.Request {
+			r := kmsg.NewPtrElectLeadersRequest()
+			r.TimeoutMillis = 5000
+			r.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			e := r.(*kmsg.ElectLeadersResponse)
+			return []int16{e.ErrorCode, e.Topics[0].Partitions[0].ErrorCode}
+		}, caf},
+		{"AlterPartitionAssignments", func() kmsg.Request {
+			r := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+			r.TimeoutMillis = 5000
+			r.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{1}}}}}
+			return r
+		}, func(r kmsg.Response) []int16 {
+			a := r.(*kmsg.AlterPartitionAssignmentsResponse)
+			return []int16{a.ErrorCode, a.Topics[0].Partitions[0].ErrorCode}
+		}, caf},
+		{"ListPartitionReassignments", func() kmsg.Request {
+			return kmsg.NewPtrListPartitionReassignmentsRequest()
+		}, func(r kmsg.Response) []int16 { return []int16{r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode} }, caf},
 		{"UpdateFeatures", func() kmsg.Request {
 			r := kmsg.NewPtrUpdateFeaturesRequest()
 			r.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "group.version", MaxVersionLevel: 1, UpgradeType: 1}}

@@ -256,6 +256,36 @@ func TestGoldenWire(t *testing.T) {
 		q.Components = []kmsg.DescribeClientQuotasRequestComponent{{EntityType: "user", MatchType: kmsg.QuotasMatchTypeExact, Match: kmsg.StringPtr("alice")}}
 		cases = append(cases, tc{"48_describe_client_quotas_none_v1", q})
 	}
+	// Partition placement on a broker without topics.
+	{
+		for _, v := range []int16{0, 2} {
+			el := kmsg.NewPtrElectLeadersRequest()
+			el.Version, el.TimeoutMillis = v, 30000
+			el.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "no-such-topic", Partitions: []int32{0, 1}}}
+			cases = append(cases, tc{"43_elect_leaders_unknown_v" + itoa(int32(v)), el})
+		}
+		all := kmsg.NewPtrElectLeadersRequest()
+		all.Version, all.ElectionType, all.TimeoutMillis = 2, 1, 30000
+		cases = append(cases, tc{"43_elect_leaders_all_unclean_v2", all})
+		bad := kmsg.NewPtrElectLeadersRequest()
+		bad.Version, bad.ElectionType, bad.TimeoutMillis = 1, 7, 30000
+		bad.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+		cases = append(cases, tc{"43_elect_leaders_bad_type_v1", bad})
+		for _, v := range []int16{0, 1} {
+			ar := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+			ar.Version, ar.TimeoutMillis, ar.AllowReplicationFactorChange = v, 30000, false
+			ar.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "no-such-topic", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{
+				{Partition: 0, Replicas: []int32{1}}, {Partition: 1}}}}
+			cases = append(cases, tc{"45_alter_partition_reassignments_unknown_v" + itoa(int32(v)), ar})
+		}
+		lr := kmsg.NewPtrListPartitionReassignmentsRequest()
+		lr.TimeoutMillis = 30000
+		cases = append(cases, tc{"46_list_partition_reassignments_all_v0", lr})
+		lu := kmsg.NewPtrListPartitionReassignmentsRequest()
+		lu.TimeoutMillis = 30000
+		lu.Topics = []kmsg.ListPartitionReassignmentsRequestTopic{{Topic: "no-such-topic", Partitions: []int32{0}}}
+		cases = append(cases, tc{"46_list_partition_reassignments_unknown_v0", lu})
+	}
 	runGoldenCases(t, s, cases)
 	t.Run("18_api_versions_unsupported", func(t *testing.T) {
 		frame := []byte{0, 18, 0, 99, 0, 0, 0, 7, 0, 0, 0, 0, 0}

@@ -219,3 +219,46 @@ func TestPipelinedBehindParkedFetchAnsweredInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsupportedAPIKeys: Kafka 4.4 closes the connection, without an
+// answer, on a request whose API key it does not know (RequestHeader.parse:
+// InvalidRequestException "Unknown API key"), whose key it knows but does
+// not enable on a broker listener (a controller-only API such as Vote or
+// BrokerHeartbeat), or whose version it does not enable (SocketServer
+// parseRequestHeader: "Received request api key ... which is not enabled";
+// only ApiVersions is answered, in v0, see TestApiVersionsUnsupportedVersion).
+// sharq does the same, and treats an API it does not implement as one it
+// does not enable; a request sent ahead of the bad one is still answered.
+// interop's unsupported-keys scenario sends the same frames to Kafka 4.4.
+func TestUnsupportedAPIKeys(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	for _, c := range []struct {
+		name         string
+		key, version int16
+	}{
+		{"unknown key 200", 200, 0},
+		{"unknown key 127", 127, 0},
+		{"negative key", -1, 0},
+		{"controller-only Vote", 52, 0},
+		{"controller-only BrokerRegistration", 62, 0},
+		{"controller-only BrokerHeartbeat", 63, 0},
+		{"controller-only AllocateProducerIds", 67, 0},
+		{"inter-broker Envelope", 58, 0},
+		{"not implemented DescribeDelegationToken", 41, 3},
+		{"Metadata v99", 3, 99},
+		{"Produce v2 (removed in Kafka 4)", 0, 2},
+	} {
+		conn := dial(t, b.Addr)
+		all := append(frame(18, 0, 1, nil), frame(c.key, c.version, 2, []byte{0, 0, 0, 0})...)
+		all = append(all, frame(18, 0, 3, nil)...)
+		if _, err := conn.Write(all); err != nil {
+			t.Fatalf("%s: write: %v", c.name, err)
+		}
+		resp, err := readResponse(conn)
+		if err != nil || binary.BigEndian.Uint32(resp) != 1 {
+			t.Fatalf("%s: the request ahead was not answered: %v", c.name, err)
+		}
+		expectClosed(t, conn, c.name)
+	}
+}

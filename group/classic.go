@@ -25,7 +25,8 @@ func (s ClassicState) String() string {
 }
 
 // Protocol is one (name, metadata) a member supports, in its preference
-// order.
+// order. The group keeps Metadata (the leader's input, DescribeGroups):
+// the caller must not reuse its memory.
 type Protocol struct {
 	Name     string
 	Metadata []byte
@@ -81,7 +82,7 @@ type SyncRequest struct {
 	Generation   int32
 	ProtocolType string // "" = not checked (v0-4)
 	ProtocolName string
-	Assignments  map[string][]byte // leader only
+	Assignments  map[string][]byte // leader only; kept by the group, as Protocol.Metadata
 }
 
 // SyncResult answers a SyncGroup.
@@ -859,24 +860,42 @@ func (c *Coordinator) LeaveGroup(group string, members []LeaveMember) ([]error, 
 	return errs, nil
 }
 
-func (g *classicGroup) validateOffsetCommitLocked(memberID, instanceID string, generation int32) error {
-	switch {
-	case g.state == StateDead:
+// validateOffsetCommitLocked is Kafka 4.4's ClassicGroup.validateOffsetCommit.
+func (g *classicGroup) validateOffsetCommitLocked(req commitCheck) error {
+	if g.state == StateDead {
 		return ErrCoordinatorNotAvailable
-	case generation < 0 && memberID == "" && g.state == StateEmpty:
+	}
+	if req.generation < 0 && g.state == StateEmpty {
+		// The admin client or a consumer outside group management: any
+		// commit is accepted while the group is empty.
 		return nil
-	case g.state == StateCompletingRebalance:
+	}
+	if req.generation >= 0 || req.memberID != "" || req.instanceID != nil {
+		if req.instanceID != nil {
+			cur, ok := g.static[*req.instanceID]
+			if !ok {
+				return ErrUnknownMemberID
+			}
+			if cur != req.memberID {
+				return ErrFencedInstanceID
+			}
+		}
+		if g.members[req.memberID] == nil {
+			return ErrUnknownMemberID
+		}
+		if req.generation != g.generation {
+			return ErrIllegalGeneration
+		}
+	} else if !req.txn && g.state != StateEmpty {
+		// An OffsetCommit without member (v0-1 style) only while the group
+		// is empty; a transactional one may come from a producer that
+		// never sends the member (TxnOffsetCommit v0-2).
+		return ErrUnknownMemberID
+	}
+	if !req.txn && g.state == StateCompletingRebalance {
+		// The member has the new generation from JoinGroup but no
+		// assignment yet; transactional commits do not look at the state.
 		return ErrRebalanceInProgress
-	}
-	if g.state == StateEmpty && generation < 0 && g.members[memberID] == nil {
-		return nil
-	}
-	if err := g.validateMemberLocked(memberID, instanceID); err != nil {
-		return err
-	}
-	switch {
-	case generation != g.generation:
-		return ErrIllegalGeneration
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -514,13 +515,18 @@ func (c *Coordinator) RunExpiry(ctx context.Context, interval time.Duration) {
 // generation or the consumer member epoch; -1 with an empty MemberID is a
 // commit from outside the group (admin tools, simple consumers).
 type CommitRequest struct {
-	Group      string
-	MemberID   string
-	InstanceID string
+	Group    string
+	MemberID string
+	// InstanceID is the static member's group.instance.id; nil is Kafka's
+	// null (an empty string is an id, and no static member has it).
+	InstanceID *string
 	Generation int32
 	Offsets    map[TopicPartition]Offset
-	// StaleEpochError picks the error for a wrong consumer member epoch:
-	// STALE_MEMBER_EPOCH (OffsetCommit v9+) or ILLEGAL_GENERATION.
+	// StaleEpochError is OffsetCommit v9+ (KIP-848): a wrong consumer or
+	// streams member epoch is STALE_MEMBER_EPOCH and a member's commit to
+	// a group that does not exist GROUP_ID_NOT_FOUND, where earlier
+	// versions answer ILLEGAL_GENERATION; a consumer or streams group
+	// member may not commit with an earlier version (UNSUPPORTED_VERSION).
 	StaleEpochError bool
 }
 
@@ -543,7 +549,8 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) (map[TopicPartition]error
 		c.mu.Unlock()
 		return nil, ErrNotCoordinator
 	}
-	if err := c.validateCommitLocked(req); err != nil {
+	if err := c.validateCommitLocked(commitCheck{group: req.Group, memberID: req.MemberID, instanceID: req.InstanceID,
+		generation: req.Generation, newErrors: req.StaleEpochError}); err != nil {
 		c.mu.Unlock()
 		return nil, err
 	}
@@ -580,35 +587,107 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) (map[TopicPartition]error
 	return perr, nil
 }
 
-func (c *Coordinator) validateCommitLocked(req CommitRequest) error {
-	if sg := c.mu.streams[req.Group]; sg != nil {
-		return sg.validateCommitLocked(req)
-	}
-	if kg := c.mu.consumer[req.Group]; kg != nil {
-		if req.Generation < 0 && req.MemberID == "" && len(kg.members) == 0 {
+// commitCheck is who commits offsets, as Kafka 4.4's group coordinator
+// validates it (OffsetMetadataManager.validateOffsetCommit and
+// validateTransactionalOffsetCommit, then the group type's
+// validateOffsetCommit).
+type commitCheck struct {
+	group      string
+	memberID   string
+	instanceID *string
+	generation int32
+	// txn is a TxnOffsetCommit: it may come from a producer that sends no
+	// member (v0-2 have no member fields; the Java producer's
+	// sendOffsetsToTransaction(offsets, groupId) sends none either), and
+	// the group's rebalance state is not enforced for it.
+	txn bool
+	// newErrors: OffsetCommit v9+ or TxnOffsetCommit v6+ (see
+	// CommitRequest.StaleEpochError and TxnCommitRequest.KIP1319Errors).
+	newErrors bool
+}
+
+// validateCommitLocked checks the committer of an OffsetCommit or a
+// TxnOffsetCommit against the group, Kafka 4.4's rules (the table in
+// commit_validation_test.go cites them case by case).
+func (c *Coordinator) validateCommitLocked(req commitCheck) error {
+	var err error
+	switch {
+	case c.mu.streams[req.group] != nil:
+		err = c.mu.streams[req.group].validateCommitLocked(req)
+	case c.mu.consumer[req.group] != nil:
+		err = c.mu.consumer[req.group].validateCommitLocked(req)
+	case c.mu.classic[req.group] != nil:
+		err = c.mu.classic[req.group].validateOffsetCommitLocked(req)
+	case c.mu.offsets[req.group] != nil || len(c.mu.pending[req.group]) > 0:
+		// Kafka keeps a group that only holds offsets as an Empty classic
+		// group without members ("simple group"): anyone may commit
+		// with generation -1, and nobody is a member.
+		if req.generation < 0 {
 			return nil
 		}
-		m := kg.members[req.MemberID]
+		return ErrUnknownMemberID
+	default:
+		// A group that does not exist: generation -1 creates a simple
+		// group (whatever member id comes with it); a member's commit
+		// is refused.
+		if req.generation < 0 {
+			return nil
+		}
+		if req.newErrors {
+			return withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s not found.", req.group))
+		}
+		return ErrIllegalGeneration
+	}
+	// Kafka converts STALE_MEMBER_EPOCH for the versions that predate it
+	// (TxnOffsetCommit v0-5; OffsetCommit v0-8 never get this far with a
+	// consumer or streams member).
+	if errors.Is(err, ErrStaleMemberEpoch) && !req.newErrors {
+		return ErrIllegalGeneration
+	}
+	return err
+}
+
+// validateCommitLocked is Kafka 4.4's ConsumerGroup.validateOffsetCommit
+// for a group whose members all use the consumer protocol (sharq has no
+// classic-protocol members in consumer groups).
+func (g *consumerGroup) validateCommitLocked(req commitCheck) error {
+	return validateMemberEpochCommit(req, g.id, "consumer", len(g.members), func(id string) (int32, bool) {
+		m := g.members[id]
 		if m == nil {
-			return ErrUnknownMemberID
+			return 0, false
 		}
-		if req.Generation != m.epoch {
-			if req.StaleEpochError {
-				return ErrStaleMemberEpoch
-			}
-			return ErrIllegalGeneration
-		}
+		return m.epoch, true
+	})
+}
+
+// validateMemberEpochCommit is the rule consumer groups (KIP-848) and
+// streams groups (KIP-1071) share for a commit by member epoch. A member
+// epoch older than the member's is refused: Kafka 4.4 accepts it when each
+// committed partition (task) was assigned to the member at that epoch or
+// earlier, and sharq keeps no per-partition assignment epochs.
+func validateMemberEpochCommit(req commitCheck, group, protocol string, members int, epochOf func(string) (int32, bool)) error {
+	if req.generation < 0 && members == 0 {
 		return nil
 	}
-	g := c.mu.classic[req.Group]
-	if g == nil {
-		if req.Generation >= 0 || req.MemberID != "" {
-			// Kafka: a member commit to a group that does not exist.
-			return ErrIllegalGeneration
-		}
+	if req.txn && req.generation == -1 && req.memberID == "" && req.instanceID == nil {
+		// A producer that sends no member (TxnOffsetCommit v0-2, or
+		// sendOffsetsToTransaction with only the group id).
 		return nil
 	}
-	return g.validateOffsetCommitLocked(req.MemberID, req.InstanceID, req.Generation)
+	epoch, ok := epochOf(req.memberID)
+	if !ok {
+		return withMsg(ErrUnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.memberID, group))
+	}
+	if !req.txn && !req.newErrors {
+		return withMsg(ErrUnsupportedVersion, fmt.Sprintf("OffsetCommit version 9 or above must be used by members using the %s group protocol", protocol))
+	}
+	switch {
+	case req.generation == epoch:
+		return nil
+	case req.generation > epoch:
+		return withMsg(ErrStaleMemberEpoch, fmt.Sprintf("Received member epoch %d is newer than current member epoch %d.", req.generation, epoch))
+	}
+	return withMsg(ErrStaleMemberEpoch, fmt.Sprintf("Received member epoch %d is older than current member epoch %d.", req.generation, epoch))
 }
 
 // FetchOffsets returns the committed offsets of tps (all of the group's

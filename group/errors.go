@@ -23,6 +23,7 @@ var (
 	ErrInvalidSessionTimeout    = &Error{26, "invalid session timeout"}
 	ErrRebalanceInProgress      = &Error{27, "rebalance in progress"}
 	ErrOffsetMetadataTooLarge   = &Error{12, "offset metadata too large"}
+	ErrUnsupportedVersion       = &Error{35, "unsupported version"}
 	ErrInvalidRequest           = &Error{42, "invalid request"}
 	ErrNonEmptyGroup            = &Error{68, "the group is not empty"}
 	ErrGroupIDNotFound          = &Error{69, "group id not found"}

@@ -782,23 +782,15 @@ func (s taskSet) String() string {
 	return "[" + strings.Join(keys, " ") + "]"
 }
 
-// validateCommitLocked checks an OffsetCommit to a streams group: a
-// member commits with its member epoch, as a KIP-848 consumer does.
-func (g *streamsGroup) validateCommitLocked(req CommitRequest) error {
-	if req.Generation < 0 && req.MemberID == "" && len(g.members) == 0 {
-		return nil
-	}
-	m := g.members[req.MemberID]
-	if m == nil {
-		return ErrUnknownMemberID
-	}
-	if req.Generation != m.epoch {
-		if req.StaleEpochError {
-			return ErrStaleMemberEpoch
+// validateCommitLocked is Kafka 4.4's StreamsGroup.validateOffsetCommit.
+func (g *streamsGroup) validateCommitLocked(req commitCheck) error {
+	return validateMemberEpochCommit(req, g.id, "streams", len(g.members), func(id string) (int32, bool) {
+		m := g.members[id]
+		if m == nil {
+			return 0, false
 		}
-		return ErrIllegalGeneration
-	}
-	return nil
+		return m.epoch, true
+	})
 }
 
 // validateFetchLocked checks the member of an OffsetFetch v9+.

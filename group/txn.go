@@ -27,12 +27,14 @@ type TxnStore interface {
 	LoadTxn() (map[string]map[int64]map[TopicPartition]Offset, error)
 }
 
-// TxnCommitRequest is a TxnOffsetCommit for one group.
+// TxnCommitRequest is a TxnOffsetCommit for one group. v0-2 carry no
+// member: MemberID "", InstanceID nil, Generation -1 (Kafka's defaults),
+// which is also what a producer sends that only knows the group id.
 type TxnCommitRequest struct {
 	Group      string
 	ProducerID int64
 	MemberID   string
-	InstanceID string
+	InstanceID *string // nil = Kafka's null
 	Generation int32
 	Offsets    map[TopicPartition]Offset
 	// KIP1319Errors picks TxnOffsetCommit v6's errors: GROUP_ID_NOT_FOUND
@@ -50,13 +52,19 @@ func (c *Coordinator) txnStore() (TxnStore, error) {
 	return ts, nil
 }
 
-// TxnCommitOffsets validates the committer as OffsetCommit does (Kafka:
-// an unknown group is accepted only from outside a group, generation -1;
-// UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION otherwise) and stages the offsets
-// for the producer's transaction.
+// TxnCommitOffsets validates the committer by Kafka 4.4's rules for
+// transactional commits (validateCommitLocked with txn set: a commit
+// without member is accepted whatever the group's members and state, one
+// with a member is checked like an OffsetCommit but never answered
+// REBALANCE_IN_PROGRESS) and stages the offsets for the producer's
+// transaction.
 func (c *Coordinator) TxnCommitOffsets(req TxnCommitRequest) (map[TopicPartition]error, error) {
 	if req.Group == "" {
 		return nil, ErrInvalidGroupID
+	}
+	if c.notOurs(req.Group) {
+		// A share group's id (Kafka: ShareGroup.validateOffsetCommit).
+		return nil, errNotConsumerGroup(req.Group)
 	}
 	ts, err := c.txnStore()
 	if err != nil {
@@ -71,12 +79,8 @@ func (c *Coordinator) TxnCommitOffsets(req TxnCommitRequest) (map[TopicPartition
 		c.mu.Unlock()
 		return nil, ErrNotCoordinator
 	}
-	if req.KIP1319Errors && req.Generation >= 0 && c.mu.consumer[req.Group] == nil && c.mu.classic[req.Group] == nil {
-		c.mu.Unlock()
-		return nil, withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s not found.", req.Group))
-	}
-	if err := c.validateCommitLocked(CommitRequest{Group: req.Group, MemberID: req.MemberID, InstanceID: req.InstanceID,
-		Generation: req.Generation, StaleEpochError: req.KIP1319Errors}); err != nil {
+	if err := c.validateCommitLocked(commitCheck{group: req.Group, memberID: req.MemberID, instanceID: req.InstanceID,
+		generation: req.Generation, txn: true, newErrors: req.KIP1319Errors}); err != nil {
 		c.mu.Unlock()
 		return nil, err
 	}

@@ -29,6 +29,9 @@ var scenarios = []scenario{
 	{name: "topics", run: scenarioTopics},
 	{name: "topic-errors", run: scenarioTopicErrors},
 	{name: "api-versions", run: scenarioAPIVersions},
+	// What a client gets for an API the broker does not serve
+	// (unsupported_test.go).
+	{name: "unsupported-keys", run: scenarioUnsupportedKeys},
 	{name: "authorized-ops", run: scenarioAuthorizedOps, requires: []int16{60, 68, 69, 75, 76, 77}},
 	{name: "features", run: scenarioFeatures},
 	{name: "features-update", run: scenarioFeaturesUpdate, requires: []int16{57}},
@@ -88,6 +91,18 @@ var scenarios = []scenario{
 	{name: "txn-check", run: scenarioTxnCheck, requires: []int16{
 		22, 24, 25, 26, 28, // InitProducerId, AddPartitions/AddOffsetsToTxn, EndTxn, TxnOffsetCommit
 	}},
+	// sendOffsetsToTransaction naming only the group while the group has a
+	// live member (java/TxnGroupCheck.java), classic and KIP-848 groups.
+	{name: "txn-group-classic", run: scenarioTxnGroupCheck("classic"), requires: []int16{
+		22, 24, 25, 26, 28, 11, 14, // transactions, JoinGroup, SyncGroup
+	}},
+	{name: "txn-group-consumer", run: scenarioTxnGroupCheck("consumer"), requires: []int16{
+		22, 24, 25, 26, 28, 68, // transactions, ConsumerGroupHeartbeat
+	}},
+	// The committer checks of TxnOffsetCommit v0-v6 (txncodes_test.go).
+	{name: "txn-commit-codes", run: scenarioTxnCommitCodes, requires: []int16{
+		8, 11, 14, 22, 25, 26, 28, 68, // OffsetCommit, Join/SyncGroup, transactions, ConsumerGroupHeartbeat
+	}},
 	// Kafka Streams exactly_once_v2 word count (streams_test.go).
 	{name: "streams-eos", run: scenarioStreamsEOS, requires: []int16{
 		22, 24, 25, 26, 28, 11, 14, // transactions and the classic group protocol
@@ -109,6 +124,11 @@ var scenarios = []scenario{
 	{name: "txn-tool", run: scenarioTxnTool, requires: []int16{
 		22, 26, 27, 61, 65, 66, // InitProducerId, EndTxn, WriteTxnMarkers, DescribeProducers, Describe/ListTransactions
 	}},
+	// Partition placement (placement_test.go): kafka-leader-election.sh,
+	// kafka-reassign-partitions.sh and the raw answers of 43, 45, 46.
+	{name: "leader-election", run: scenarioLeaderElection, requires: placementAPIs},
+	{name: "reassign-partitions", run: scenarioReassignPartitions, requires: placementAPIs},
+	{name: "placement-wire", run: scenarioPlacementWire, requires: placementAPIs},
 	// The Strimzi demo (sharedemo_test.go): three console share consumers.
 	{name: "share-demo", run: scenarioShareDemo, requires: []int16{
 		10, 44, // coordinator, group config

@@ -232,6 +232,27 @@ func unauthorizedCodes(t *testing.T, secure, caFile string) string {
 			return []int16{r.(*kmsg.DeleteShareGroupOffsetsResponse).ErrorCode}
 		}},
 	}
+	el := kmsg.NewPtrElectLeadersRequest()
+	el.TimeoutMillis = 5000
+	el.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "orders", Partitions: []int32{0}}}
+	apr := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	apr.TimeoutMillis = 5000
+	apr.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "orders", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{1}}}}}
+	lpr := kmsg.NewPtrListPartitionReassignmentsRequest()
+	lpr.TimeoutMillis = 5000
+	cases = append(cases,
+		apiCase{"ElectLeaders (top, partition)", el, func(r kmsg.Response) []int16 {
+			e := r.(*kmsg.ElectLeadersResponse)
+			return []int16{e.ErrorCode, e.Topics[0].Partitions[0].ErrorCode}
+		}},
+		apiCase{"AlterPartitionReassignments (top, partition)", apr, func(r kmsg.Response) []int16 {
+			a := r.(*kmsg.AlterPartitionAssignmentsResponse)
+			return []int16{a.ErrorCode, a.Topics[0].Partitions[0].ErrorCode}
+		}},
+		apiCase{"ListPartitionReassignments", lpr, func(r kmsg.Response) []int16 {
+			return []int16{r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode}
+		}},
+	)
 	var b strings.Builder
 	for _, c := range cases {
 		resp, err := bob.Request(ctx, c.req)

@@ -82,3 +82,43 @@ func scenarioTxnCheck(t *testing.T, tg Target) {
 		}
 	}
 }
+
+var txnGroupCheckBuild compiled
+
+// scenarioTxnGroupCheck runs java/TxnGroupCheck.java (4.4 clients): a
+// transactional producer commits offsets for a group naming only the group
+// (TxnOffsetCommit without member id, generation -1) while a consumer of
+// the given group.protocol is a live member. Kafka accepts that commit
+// whatever the group's members; the offset of the committed transaction
+// must be the group's, the aborted one's not.
+func scenarioTxnGroupCheck(protocol string) func(t *testing.T, tg Target) {
+	return func(t *testing.T, tg Target) {
+		cp := kafkaProgramClasspath(t, &txnGroupCheckBuild, "TxnGroupCheck", "classes-txngroupcheck", "kafka-clients-"+KafkaVersion+".jar")
+		j := needJava(t)
+		topic, group := "interop-txn-group-"+protocol, "interop-txn-group-"+protocol+"-g"
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		jvmSem <- struct{}{}
+		res, err := j.RunClasspath(ctx, nil, cp, "TxnGroupCheck", tg.Bootstrap, topic, group, protocol)
+		<-jvmSem
+		t.Logf("TxnGroupCheck %s: exit %d in %v", protocol, res.ExitCode, res.Elapsed.Round(time.Millisecond))
+		if err != nil {
+			t.Fatalf("TxnGroupCheck: %v\n--- stdout ---\n%s\n--- stderr ---\n%s", err, res.Stdout, res.Stderr)
+		}
+		want := strings.Join([]string{
+			"members 1",
+			"commit ok",
+			"abort ok",
+			"group-offset 7",
+			"done",
+		}, "\n") + "\n"
+		if res.Stdout != want {
+			t.Errorf("TxnGroupCheck %s output:\n%s\nwant:\n%s\n--- stderr ---\n%s", protocol, res.Stdout, want, res.Stderr)
+		}
+		if r := recorder(t); r != nil {
+			if err := r.Record(tg.Name, "txn-group-"+protocol+"/output", res.Stdout); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}

@@ -127,7 +127,8 @@
 //	             The old segment's .log is then fsynced, and only after that
 //	             its index files written and fsynced, so index entries on
 //	             disk always point at durable data. In always-sync mode this
-//	             happens in the roll; otherwise in the background, as Kafka
+//	             happens in the roll (for segments sealed before the mode
+//	             changed too); otherwise in the background, as Kafka
 //	             does, so producers never wait for a segment-sized fsync
 //	             (until then the segment is served from its in-memory
 //	             index). When it is done the recovery point checkpoint moves
@@ -137,9 +138,13 @@
 //	             (tmp, fsync, rename, fsync directory). The epoch checkpoint
 //	             is written before the first batch of a new epoch.
 //	Flush,       fsync every sealed segment still waiting for its background
-//	TruncateTo   fsync, then the active segment.
+//	TruncateTo   fsync (all of them, even if one's index write fails), then
+//	             the active segment.
 //	Close        wait for background fsyncs; fsync .log, write and fsync the
 //	             active indexes, producer snapshot, then .clean-shutdown.
+//	             A log that failed (also in a background fsync Close waited
+//	             for) gets no marker and Log.Close returns the failure;
+//	             Manager.Close does not (it was logged when it happened).
 //
 // A failed write (a full disk: ENOSPC, maybe after a short write) changes
 // nothing: the partial write is cut off again, a failed roll removes the

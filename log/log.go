@@ -62,6 +62,11 @@ type Log struct {
 	// bgSem bounds background fsyncs across the manager's logs, so many
 	// partitions rolling at once do not queue unbounded blocking syscalls.
 	bgSem chan struct{}
+	// startBG starts a background fsync (flushSealed); nil = a goroutine.
+	// Crash tests set it (Manager.startBG) to run those fsyncs at points
+	// they choose, so that a crash point names the same operation in
+	// every run instead of whichever the scheduler put there.
+	startBG func(func())
 
 	mu struct {
 		sync.RWMutex
@@ -225,7 +230,9 @@ func (l *Log) hwLocked() int64 {
 }
 
 // Append validates one v2 RecordBatch as produced, assigns its offsets and
-// leader epoch in place and writes it. See api.go for the contract.
+// leader epoch in place and writes it. See api.go for the contract. It
+// keeps nothing of batch past the call, so the broker passes a Produce
+// request's bytes as they are.
 func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 	return l.appendBatch(batch, leaderEpoch, false)
 }
@@ -601,6 +608,13 @@ func (l *Log) roll(nowMs int64) (*segment, error) {
 	l.mu.segs = append(l.mu.segs, s)
 	l.mu.Unlock()
 	if syncNow {
+		// Segments sealed before flush.messages became 1 may still wait
+		// for their background fsync: markDurable would declare them
+		// durable (and in always-sync mode the high watermark past them)
+		// to a Flush waiting meanwhile.
+		if err := l.syncPendingSealed(); err != nil && l.failure() != nil {
+			return nil, err
+		}
 		l.markDurable(next)
 		// A recovery point that cannot be written stays lower (logged):
 		// recovery scans more, nothing is lost.
@@ -608,7 +622,11 @@ func (l *Log) roll(nowMs int64) (*segment, error) {
 	} else {
 		old.acquire()
 		l.bg.Add(1)
-		go l.flushSealed(old)
+		if l.startBG != nil {
+			l.startBG(func() { l.flushSealed(old) })
+		} else {
+			go l.flushSealed(old)
+		}
 	}
 	l.pruneSnapshots(next)
 	l.logger.Debug("rolled segment", "base_offset", next)
@@ -1625,8 +1643,14 @@ func (l *Log) syncPendingSealed() error {
 	var err error
 	fsyncFailed := false
 	for _, p := range pending {
-		if err == nil {
-			fsyncFailed, err = l.syncSealed(p)
+		// A failed index write (a full disk) does not stop the fsyncs of
+		// the later segments: the caller goes on to declare offsets up to
+		// the active segment durable when the log did not fail.
+		if !fsyncFailed {
+			f, e := l.syncSealed(p)
+			if err == nil || f {
+				fsyncFailed, err = f, e
+			}
 		}
 		p.release()
 	}

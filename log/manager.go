@@ -29,6 +29,8 @@ type Manager struct {
 	now    func() time.Time
 	opts   Options
 	bgSem  chan struct{} // shared bound on background segment fsyncs
+	// startBG is handed to every log it opens (Log.startBG); tests only.
+	startBG func(func())
 
 	// Open logs are bounded (each holds three descriptors per segment):
 	// past maxOpen the least recently used are closed (partition.go).
@@ -243,6 +245,7 @@ func (m *Manager) openDir(topic string, partition int32, id TopicID, cfg Config)
 		}
 	}
 	l.bgSem = m.bgSem
+	l.startBG = m.startBG
 	return l, nil
 }
 
@@ -409,8 +412,11 @@ func (m *Manager) flushDue() {
 }
 
 // Close flushes and closes every log, leaving clean shutdown markers. A
-// log that failed earlier (and was logged then) is closed without its
+// log that failed earlier (and was logged then), or whose background fsync
+// of a sealed segment fails while Close waits for it, is closed without its
 // marker, for the next start to recover; that is not an error of Close.
+// So nil does not mean that such a log's unflushed data is durable:
+// Log.Close's error says that.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.mu.closed = true

@@ -193,8 +193,14 @@ func (p *Partition) closeLocked() error {
 	delete(p.m.open, l)
 	p.m.openMu.Unlock()
 	p.stats, p.haveStats = statsOf(l), true
-	failed := l.failure()
 	err := l.Close()
+	// Whether the log had failed is read after Close, which first waits
+	// for the background fsyncs of sealed segments: read before, a
+	// background fsync failing during that wait made Close's error
+	// reported or not depending on which goroutine ran first.
+	l.mu.RLock()
+	failed := l.mu.failed
+	l.mu.RUnlock()
 	if failed != nil {
 		return nil
 	}

@@ -15,6 +15,11 @@ type UUID [16]byte
 type Config struct {
 	Dir    string // <log.dirs>/meta: raft log + stable store in log/raft.wal, snapshots beside it
 	NodeID int32
+	// LocalNodes are the node ids this process serves over the same
+	// partition logs (virtual brokers); empty means NodeID alone. Elections
+	// and reassignments only place replicas and leaders on these
+	// (replicas.go).
+	LocalNodes []int32
 	// Voters is controller.quorum.voters parsed ("id@host:port"); empty means
 	// a single self voter with an in-memory transport (no port needed).
 	Voters []Voter

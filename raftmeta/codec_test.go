@@ -24,6 +24,7 @@ func sampleCommands() []command {
 			Deletes: []ScramKey{{"bob", 2}}},
 		&createACLsCmd{ACLs: []ACL{{ResourceType: 2, ResourceName: "orders", PatternType: 3, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}}},
 		&deleteACLsCmd{ACLs: []ACL{{ResourceType: 3, ResourceName: "g", PatternType: 4, Principal: "User:*", Host: "*", Operation: 2, Permission: 2}}},
+		&alterPartitionsCmd{Changes: []partitionChange{{Topic: "orders", ID: UUID{7}, Partition: 1, PartitionEpoch: 3, Leader: 2, Replicas: []int32{2, 1}, ISR: []int32{2, 1}}}},
 	}
 }
 

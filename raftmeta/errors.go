@@ -58,9 +58,12 @@ func validTopicName(name string) error {
 // ErrorCode maps an error from this package to the Kafka error code the
 // broker puts in a response (0 for nil, -1 UNKNOWN_SERVER_ERROR otherwise).
 func ErrorCode(err error) int16 {
+	var pe *PartitionError
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &pe):
+		return pe.Code
 	case errors.Is(err, ErrUnknownTopic):
 		return 3 // UNKNOWN_TOPIC_OR_PARTITION
 	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):

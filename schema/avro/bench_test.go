@@ -27,34 +27,11 @@ func sample(i int) string {
 // TestMemoryPerSchema measures the heap a parsed schema keeps (10,000
 // registrations must fit comfortably) and guards against a regression.
 func TestMemoryPerSchema(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocates 10,000 schemas")
-	}
-	per := compattest.RetainedBytes(t, Format, 10000, sample)
-	t.Logf("%.0f bytes retained per parsed schema (%d bytes of text)", per, len(sample(0)))
-	if per > 64<<10 {
-		t.Errorf("a parsed schema keeps %.0f bytes", per)
-	}
+	compattest.MemoryTest(t, Format, 10000, sample)
 }
 
-func BenchmarkParse(b *testing.B) {
-	text := sample(1)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		if _, err := Format.Parse(text, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkParse(b *testing.B) { compattest.BenchmarkParse(b, Format, sample(1)) }
 
 func BenchmarkBackwardCompatible(b *testing.B) {
-	p, _ := Format.Parse(sample(1), nil)
-	q, _ := Format.Parse(sample(1), nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		if msgs := p.BackwardCompatible(q); len(msgs) != 0 {
-			b.Fatal(msgs)
-		}
-	}
+	compattest.BenchmarkBackwardCompatible(b, Format, sample(1))
 }

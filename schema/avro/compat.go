@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"sharq/schema/internal/jsontree"
+	"sharq/schema/internal/javaorder"
 )
 
 // Avro's SchemaCompatibility.SchemaIncompatibilityType, which Confluent's
@@ -202,7 +202,7 @@ func (c *checker) symbols(r, w *node, loc *[]string) []incompat {
 	if len(missing) == 0 || r.enumDefault != nil && hasString(r.symbols, *r.enumDefault) {
 		return nil
 	}
-	sort.Slice(missing, func(i, j int) bool { return jsontree.JavaLess(missing[i], missing[j]) })
+	sort.Slice(missing, func(i, j int) bool { return javaorder.Less(missing[i], missing[j]) })
 	*loc = append(*loc, "symbols")
 	defer func() { *loc = (*loc)[:len(*loc)-1] }()
 	return []incompat{{missingEnumSymbols, "[" + strings.Join(missing, ", ") + "]", at(*loc)}}

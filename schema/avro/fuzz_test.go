@@ -12,16 +12,7 @@ import (
 // normalizes, renders and checks against itself without incompatibilities.
 // Seeds are the compatibility table's schemas.
 func FuzzParse(f *testing.F) {
-	cases, err := compattest.Load("testdata/compat.txt", "AVRO")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, c := range cases {
-		f.Add(c.New)
-		for _, o := range c.Old {
-			f.Add(o)
-		}
-	}
+	compattest.Seeds(f, "testdata/compat.txt", "AVRO")
 	f.Add(`{"type":"record","name":"R","fields":[{"name":"a","type":["null","R"],"default":null}]}`)
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, strict := range []bool{true, false} {

@@ -2,9 +2,9 @@ package avro
 
 import (
 	"math"
-	"sort"
 	"strconv"
 
+	"sharq/schema/internal/javaorder"
 	"sharq/schema/internal/jsontree"
 )
 
@@ -151,7 +151,7 @@ func (b *normBuilder) simpleProps(ps []prop) {
 }
 
 func (b *normBuilder) sortedStrings(key string, list []string) {
-	s := sortJava(append([]string(nil), list...))
+	s := javaorder.SortedSet(list)
 	b.raw(`,"`)
 	b.raw(key)
 	b.raw(`":[`)
@@ -295,18 +295,4 @@ func javaDefault(v *jsontree.Value, n *node) *jsontree.Value {
 		return out
 	}
 	return nil
-}
-
-// sortJava is a Java TreeSet<String>'s order: UTF-16 order, duplicates
-// collapsed.
-func sortJava(s []string) []string {
-	sort.Slice(s, func(i, j int) bool { return jsontree.JavaLess(s[i], s[j]) })
-	w := 0
-	for i, x := range s {
-		if i == 0 || x != s[w-1] {
-			s[w] = x
-			w++
-		}
-	}
-	return s[:w]
 }

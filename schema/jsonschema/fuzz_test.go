@@ -10,16 +10,7 @@ import (
 // hang; what parses has a canonical form that parses to itself and a
 // schema that can read itself. Seeds are the tables' schemas.
 func FuzzParse(f *testing.F) {
-	cases, err := compattest.Load("testdata/compat.txt", "JSON")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, c := range cases {
-		f.Add(c.New)
-		for _, o := range c.Old {
-			f.Add(o)
-		}
-	}
+	compattest.Seeds(f, "testdata/compat.txt", "JSON")
 	for i, c := range loadDiffCases(f) {
 		if i%4 == 0 {
 			f.Add(c.original)

@@ -148,6 +148,19 @@ func (s *Parsed) BackwardCompatible(previous schema.Parsed) []string {
 	return backward(prev, s, compatibleStrict)
 }
 
+// BackwardCompatibleLenient is BackwardCompatible under Confluent's
+// LENIENT compatibility policy (a subject's compatibilityPolicy), which
+// also accepts the open-content-model changes STRICT rejects: adding an
+// optional property to an open model, removing one from a closed model,
+// narrowing or removing additionalProperties.
+func (s *Parsed) BackwardCompatibleLenient(previous schema.Parsed) []string {
+	prev, ok := previous.(*Parsed)
+	if !ok {
+		return []string{"Incompatible because of different schema type"}
+	}
+	return backward(prev, s, compatibleLenient)
+}
+
 func backward(original, update *Parsed, compatible map[change]bool) []string {
 	o, err := original.model()
 	if err != nil {

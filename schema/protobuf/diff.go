@@ -284,7 +284,7 @@ func compareMessageBody(c *context, o, u *message) {
 			names = append(names, n)
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return javaLess(names[i], names[j]) })
+	sort.Slice(names, func(i, j int) bool { return javaorder.Less(names[i], names[j]) })
 	for _, n := range names {
 		c.enterPath(n)
 		if _, ok := uf.oneofs[n]; !ok {
@@ -363,16 +363,6 @@ func compareMessageBody(c *context, o, u *message) {
 			}
 		}
 	}
-}
-
-func javaLess(a, b string) bool {
-	ua, ub := []rune(a), []rune(b)
-	for i := 0; i < len(ua) && i < len(ub); i++ {
-		if ua[i] != ub[i] {
-			return ua[i] < ub[i]
-		}
-	}
-	return len(ua) < len(ub)
 }
 
 // compareFields is FieldSchemaDiff.compare.

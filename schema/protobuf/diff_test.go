@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"sharq/schema/internal/compattest"
 )
 
 // diffCase is one line of testdata/diff.jsonl: Confluent's Protobuf diff
@@ -87,7 +89,7 @@ func TestConfluentDiffExamples(t *testing.T) {
 			compatible = compatible && compatibleChanges[d.typ]
 		}
 		where := c.Source + ": " + c.Case
-		if !sameMultiset(got, c.Changes) {
+		if !compattest.SameMultiset(got, c.Changes) {
 			t.Errorf("case %d %s:\n got %v\nwant %v", i+1, where, got, c.Changes)
 			continue
 		}
@@ -101,21 +103,4 @@ func TestConfluentDiffExamples(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases, %d in Confluent's order", len(cases), inOrder)
-}
-
-func sameMultiset(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	count := make(map[string]int)
-	for _, x := range a {
-		count[x]++
-	}
-	for _, x := range b {
-		count[x]--
-		if count[x] < 0 {
-			return false
-		}
-	}
-	return true
 }

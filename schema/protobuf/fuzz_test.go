@@ -11,16 +11,7 @@ import (
 // normalizes, renders and reads itself without incompatibilities. Seeds
 // are the tables' schemas.
 func FuzzParse(f *testing.F) {
-	cases, err := compattest.Load("testdata/compat.txt", "PROTOBUF")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, c := range cases {
-		f.Add(c.New)
-		for _, o := range c.Old {
-			f.Add(o)
-		}
-	}
+	compattest.Seeds(f, "testdata/compat.txt", "PROTOBUF")
 	for _, c := range loadDiffCases(f) {
 		f.Add(c.Original)
 		f.Add(c.Update)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"sharq/schema/internal/javaorder"
 )
 
 // printer is Confluent's ProtobufSchemaUtils.toString with its
@@ -35,7 +37,7 @@ func (p *printer) file(f *protoFile) string {
 		sb.WriteByte('\n')
 		imports, public := f.imports, f.publicImports
 		if p.normalize {
-			imports, public = sortedDistinct(imports), sortedDistinct(public)
+			imports, public = javaorder.SortedSet(imports), javaorder.SortedSet(public)
 		}
 		for _, i := range imports {
 			sb.WriteString("import \"" + i + "\";\n")
@@ -82,19 +84,6 @@ func (p *printer) file(f *protoFile) string {
 		}
 	}
 	return sb.String()
-}
-
-func sortedDistinct(list []string) []string {
-	out := append([]string(nil), list...)
-	sort.Slice(out, func(i, j int) bool { return javaLess(out[i], out[j]) })
-	w := 0
-	for i, x := range out {
-		if i == 0 || x != out[w-1] {
-			out[w] = x
-			w++
-		}
-	}
-	return out[:w]
 }
 
 // indent is appendIndented: every line of value, two spaces in (Java's
@@ -198,7 +187,7 @@ func (p *printer) reservedLines(rs []*reserved) []*reserved {
 		if key(a) != key(b) {
 			return key(a) < key(b)
 		}
-		return javaLess(rangeString(a, false), rangeString(b, false))
+		return javaorder.Less(rangeString(a, false), rangeString(b, false))
 	})
 	return out
 }
@@ -245,7 +234,7 @@ func (p *printer) enum(e *enum) string {
 			if constants[i].tag != constants[j].tag {
 				return constants[i].tag < constants[j].tag
 			}
-			return javaLess(constants[i].name, constants[j].name)
+			return javaorder.Less(constants[i].name, constants[j].name)
 		})
 	}
 	for _, k := range constants {
@@ -560,7 +549,7 @@ func (p *printer) filterOptions(opts []*option) []*option {
 		}
 		named = append(named, o)
 	}
-	sort.SliceStable(named, func(i, j int) bool { return javaLess(named[i].name, named[j].name) })
+	sort.SliceStable(named, func(i, j int) bool { return javaorder.Less(named[i].name, named[j].name) })
 	var out []*option
 	for i := 0; i < len(named); {
 		j := i
@@ -702,7 +691,7 @@ func (p *printer) optionMap(sb *strings.Builder, entries []mapEntry) {
 				kept = append(kept, e)
 			}
 		}
-		sort.SliceStable(kept, func(i, j int) bool { return javaLess(kept[i].key, kept[j].key) })
+		sort.SliceStable(kept, func(i, j int) bool { return javaorder.Less(kept[i].key, kept[j].key) })
 		entries = kept
 	}
 	for i, e := range entries {

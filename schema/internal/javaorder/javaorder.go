@@ -9,7 +9,10 @@
 // (Java needs eight collisions in one bucket and a table of 64).
 package javaorder
 
-import "unicode/utf16"
+import (
+	"sort"
+	"unicode/utf16"
+)
 
 // StringHash is Java's String.hashCode.
 func StringHash(s string) int32 {
@@ -126,4 +129,42 @@ func Strings(first, second []string) []string {
 	s := NewSetFrom(StringHash, first)
 	s.AddAll(second)
 	return s.Keys()
+}
+
+// Less is String.compareTo(...) < 0: comparison by UTF-16 code units,
+// which differs from Go's byte order only for characters beyond U+FFFF
+// against U+E000..U+FFFF.
+func Less(a, b string) bool {
+	ascii := true
+	for i := 0; i < len(a) && ascii; i++ {
+		ascii = a[i] < 0x80
+	}
+	for i := 0; i < len(b) && ascii; i++ {
+		ascii = b[i] < 0x80
+	}
+	if ascii {
+		return a < b
+	}
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	for i := 0; i < len(ua) && i < len(ub); i++ {
+		if ua[i] != ub[i] {
+			return ua[i] < ub[i]
+		}
+	}
+	return len(ua) < len(ub)
+}
+
+// SortedSet is a Java TreeSet<String> of list, as a new slice: Less's
+// order, duplicates dropped.
+func SortedSet(list []string) []string {
+	s := append([]string(nil), list...)
+	sort.Slice(s, func(i, j int) bool { return Less(s[i], s[j]) })
+	w := 0
+	for i, x := range s {
+		if i == 0 || x != s[w-1] {
+			s[w] = x
+			w++
+		}
+	}
+	return s[:w]
 }

@@ -3,7 +3,8 @@ package jsontree
 import (
 	"math"
 	"sort"
-	"unicode/utf16"
+
+	"sharq/schema/internal/javaorder"
 )
 
 // Floats says how a non-integral number is printed.
@@ -119,28 +120,5 @@ func AppendString(b []byte, s string) []byte {
 // SortMembers orders object members as a Java TreeMap<String, ...> does:
 // by UTF-16 code units.
 func SortMembers(ms []Member) {
-	sort.SliceStable(ms, func(i, j int) bool { return JavaLess(ms[i].Key, ms[j].Key) })
-}
-
-// JavaLess is String.compareTo(...) < 0: comparison by UTF-16 code units,
-// which differs from Go's byte order only for characters beyond U+FFFF
-// against U+E000..U+FFFF.
-func JavaLess(a, b string) bool {
-	ascii := true
-	for i := 0; i < len(a) && ascii; i++ {
-		ascii = a[i] < 0x80
-	}
-	for i := 0; i < len(b) && ascii; i++ {
-		ascii = b[i] < 0x80
-	}
-	if ascii {
-		return a < b
-	}
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	for i := 0; i < len(ua) && i < len(ub); i++ {
-		if ua[i] != ub[i] {
-			return ua[i] < ub[i]
-		}
-	}
-	return len(ua) < len(ub)
+	sort.SliceStable(ms, func(i, j int) bool { return javaorder.Less(ms[i].Key, ms[j].Key) })
 }
