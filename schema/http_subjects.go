@@ -194,34 +194,30 @@ func (c *call) schemaAnswer(v *Version, e *Error) {
 	}
 }
 
-func (c *call) getVersion() {
+// version reads the version a version endpoint names, in the format
+// asked for; false has answered.
+func (c *call) version() (*Version, bool) {
 	subject, ver, ok := c.versionOf(OpRead)
 	if !ok {
-		return
+		return nil, false
 	}
 	v, e := c.h.reg.GetVersion(subject, ver, c.boolParam("deleted"))
 	if e != nil {
 		c.fail(e)
-		return
+		return nil, false
 	}
-	if !c.formatted(v) {
-		return
+	return v, c.formatted(v)
+}
+
+func (c *call) getVersion() {
+	if v, ok := c.version(); ok {
+		c.qualifiedRefs(v)
+		c.ok(http.StatusOK, toSchemaJSON(v))
 	}
-	c.qualifiedRefs(v)
-	c.ok(http.StatusOK, toSchemaJSON(v))
 }
 
 func (c *call) getVersionSchema() {
-	subject, ver, ok := c.versionOf(OpRead)
-	if !ok {
-		return
-	}
-	v, e := c.h.reg.GetVersion(subject, ver, c.boolParam("deleted"))
-	if e != nil {
-		c.fail(e)
-		return
-	}
-	if c.formatted(v) {
+	if v, ok := c.version(); ok {
 		c.raw(v.Schema)
 	}
 }
