@@ -10,9 +10,10 @@
 // Environment: SHARQ_<KEY> (dots as underscores, upper case), and the
 // apache/kafka image's KAFKA_<KEY> and CLUSTER_ID below it. Once the
 // listeners accept connections sharq prints one line to stdout starting with
-// "ready" (and, when configured through KAFKA_* variables, the lines Kafka
-// prints when it serves: see kafkaReadyLines); logs go to stderr. SIGTERM or
-// SIGINT shuts down gracefully; a second signal exits at once.
+// "ready" (ready listeners=... [schema.registry.listeners=...], and, when
+// configured through KAFKA_* variables, the lines Kafka prints when it
+// serves: see kafkaReadyLines); logs go to stderr. SIGTERM or SIGINT shuts
+// down gracefully; a second signal exits at once.
 package main
 
 import (
@@ -121,13 +122,17 @@ func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	for _, l := range srv.Advertised() {
 		names = append(names, l.String())
 	}
-	fmt.Fprintf(stdout, "ready listeners=%s\n", strings.Join(names, ","))
+	ready := "ready listeners=" + strings.Join(names, ",")
+	if sr := srv.SchemaRegistryAddrs(); len(sr) > 0 {
+		ready += " schema.registry.listeners=" + strings.Join(sr, ",")
+	}
+	fmt.Fprintln(stdout, ready)
 	if cfg.KafkaEnvironment() {
 		for _, line := range kafkaReadyLines(cfg.NodeID, time.Now()) {
 			fmt.Fprintln(stdout, line)
 		}
 	}
-	logger.Info("sharq ready", "listeners", strings.Join(names, ","), "log.dirs", cfg.LogDirs)
+	logger.Info("sharq ready", "listeners", strings.Join(names, ","), "schema.registry.listeners", strings.Join(srv.SchemaRegistryAddrs(), ","), "log.dirs", cfg.LogDirs)
 	// Start-up code and data are not needed again; see exepages_linux.go.
 	time.AfterFunc(releaseDelay, func() {
 		if err := releaseExePages(); err != nil {
