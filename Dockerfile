@@ -1,37 +1,57 @@
 # sharq: a Kafka-compatible broker in one static binary.
 #   docker build -t sharq .
 #   docker run -p 9092:9092 sharq
-# cmd/sharq/dockerfile_test.go checks these instructions and builds the
-# binary with the same `go build` line.
+# Without access to the base images: bash docker/build.sh sharq (the same
+# image from this checkout, offline). cmd/sharq/dockerfile_test.go checks
+# these instructions, builds the binary with the same `go build` line and
+# checks that docker/build.sh makes the same layout; docs/docker.md says why
+# the image is laid out as it is.
 #
-# Build stage: a static binary (no cgo), stripped. The Go version is the one
-# in go.mod, pinned to the exact patch release.
+# Build stage: a static binary (no cgo), stripped, and the file system
+# docker/rootfs.sh lays out around it with Debian's static busybox (the
+# shell userland the stock Testcontainers modules' start scripts need). The
+# Go version is the one in go.mod, pinned to the exact patch release.
 FROM golang:1.26.8-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/sharq ./cmd/sharq \
- && mkdir -p /out/data
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/sharq ./cmd/sharq
+RUN apt-get update -q && apt-get download -q busybox-static \
+ && dpkg-deb -x busybox-static_*.deb /tmp/busybox-static && rm busybox-static_*.deb \
+ && sh docker/rootfs.sh /out /out/sharq /tmp/busybox-static/bin/busybox
 
-# Run stage: nothing but the binary, as a non-root user (numeric: scratch
-# has no /etc/passwd).
+# Run stage: the binary and busybox, as a non-root user (numeric, as
+# Kubernetes' runAsNonRoot wants it). The directories the user writes are
+# its own: the data volume, the start scripts the modules edit, the working
+# directory.
 FROM scratch
-COPY --from=build /out/sharq /sharq
-COPY --from=build --chown=65532:65532 /out/data /var/lib/sharq
-# Two listeners, because a Kafka client connects to what the broker
-# advertises, not to what it dialled first:
+COPY --from=build /out/rootfs/ /
+COPY --from=build --chown=65532:65532 /out/owned/var/lib/sharq /var/lib/sharq
+COPY --from=build --chown=65532:65532 /out/owned/etc/confluent/docker /etc/confluent/docker
+COPY --from=build --chown=65532:65532 /out/owned/home/sharq /home/sharq
+# The configuration is in the apache/kafka image's KAFKA_* convention, each
+# variable a default of its own, so that a compose file or a Testcontainers
+# module written for Kafka's images replaces exactly what it sets (SHARQ_*
+# variables win over KAFKA_* ones). Two listeners, because a Kafka client
+# connects to what the broker advertises, not to what it dialled first:
 #   PLAINTEXT :9092  for the host (docker run -p 9092:9092), advertised as
-#                    localhost:9092; set SHARQ_ADVERTISED_LISTENERS when
+#                    localhost:9092; set KAFKA_ADVERTISED_LISTENERS when
 #                    the host port or name differs.
 #   DOCKER    :29092 for other containers on the same network, advertised
 #                    as sharq:29092 (name the container or its network
 #                    alias "sharq").
-ENV SHARQ_LOG_DIRS=/var/lib/sharq \
-    SHARQ_LISTENERS=PLAINTEXT://0.0.0.0:9092,DOCKER://0.0.0.0:29092 \
-    SHARQ_LISTENER_SECURITY_PROTOCOL_MAP=PLAINTEXT:PLAINTEXT,DOCKER:PLAINTEXT \
-    SHARQ_ADVERTISED_LISTENERS=PLAINTEXT://localhost:9092,DOCKER://sharq:29092
+ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
+    KAFKA_LOG_DIRS=/var/lib/sharq \
+    KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:9092,DOCKER://0.0.0.0:29092 \
+    KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=PLAINTEXT:PLAINTEXT,DOCKER:PLAINTEXT \
+    KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://localhost:9092,DOCKER://sharq:29092
+# Schema registry (not in sharq yet): once schema.registry.listeners exists,
+# turn it on here on port 8081 with
+#   ENV KAFKA_SCHEMA_REGISTRY_LISTENERS=http://0.0.0.0:8081
+# and add 8081 to EXPOSE.
 VOLUME /var/lib/sharq
 EXPOSE 9092 29092
+WORKDIR /home/sharq
 USER 65532:65532
-ENTRYPOINT ["/sharq"]
+ENTRYPOINT ["/docker-entrypoint.sh"]

@@ -39,6 +39,7 @@ import (
 	"sharq/raftmeta/acl"
 	"sharq/raftmeta/clientmetrics"
 	"sharq/raftmeta/quota"
+	"sharq/schema"
 	"sharq/share"
 	"sharq/txn"
 )
@@ -90,7 +91,9 @@ type Server struct {
 	dirLock       *dataDirLock // held while the server owns log.dirs
 	admin         *http.Server // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr     string
-	ready         atomic.Bool // listeners accepting and metadata loaded
+	schemaReg     *schemaRegistry // schema.registry.listeners: schema_registry.go
+	schemaFormats []schema.Format // Options.SchemaFormats
+	ready         atomic.Bool     // listeners accepting and metadata loaded
 
 	connsMu  sync.Mutex
 	conns    map[*conn]struct{}
@@ -108,6 +111,9 @@ type Options struct {
 	LogFS log.FS
 	// OfflineRetryInterval: see log.Options (0 = its default).
 	OfflineRetryInterval time.Duration
+	// SchemaFormats replaces the schema registry's formats (nil: all of
+	// schema/formats).
+	SchemaFormats []schema.Format
 }
 
 // New opens the node's stores under cfg.LogDirs. It does not listen yet.
@@ -195,6 +201,7 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		quotas: quota.New(quota.Config{Samples: int(cfg.QuotaWindowNum),
 			Window: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second}),
 		clientMetrics: clientmetrics.New(cfg.TelemetryMaxBytes),
+		schemaFormats: opts.SchemaFormats,
 	}
 	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
 	s.metrics = newMetrics(s)
@@ -250,6 +257,10 @@ func (s *Server) Listen() error {
 		return fmt.Errorf("register broker: %w", err)
 	}
 	if err := s.startAdmin(); err != nil {
+		s.closeListeners()
+		return err
+	}
+	if err := s.startSchemaRegistry(); err != nil {
 		s.closeListeners()
 		return err
 	}
@@ -389,6 +400,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			<-done
 		}
 		s.stopAdmin(ctx)
+		s.stopSchemaRegistry(ctx)
 		// The coordinators' loader adds to bgWG and its stores must be
 		// closed here, so it has to have finished.
 		<-s.coordReady

@@ -92,6 +92,17 @@ func (d shareDLQ) SourceRecords(topicID [16]byte, partition int32, first, last i
 // collectRecords adds the records of whole v2 batches in data with offsets
 // in [first, last] to out and returns the offset after the last batch.
 func collectRecords(data []byte, first, last int64, out map[int64]share.SourceRecord) (int64, error) {
+	return walkRecords(data, first, last, dlqMaxInflate, func(off, _ int64, rec *kmsg.Record) {
+		out[off] = share.SourceRecord{Key: rec.Key, Value: rec.Value}
+	})
+}
+
+// walkRecords calls fn for each record of the whole v2 batches in data
+// with an offset in [first, last], control batches skipped, compressed ones
+// unpacked (at most maxInflate bytes each), with the record's timestamp
+// (the batch's for LogAppendTime). It returns the offset after the last
+// batch, -1 when data holds none.
+func walkRecords(data []byte, first, last int64, maxInflate int, fn func(offset, timestamp int64, rec *kmsg.Record)) (int64, error) {
 	next := int64(-1)
 	for len(data) > 0 {
 		h, ok := recordbatch.Next(data)
@@ -106,12 +117,13 @@ func collectRecords(data []byte, first, last int64, out map[int64]share.SourceRe
 		}
 		body := batch[recordbatch.HeaderSize:]
 		if c := h.Compression(); c != 0 {
-			dec, err := log.Decompress(nil, c, body, dlqMaxInflate)
+			dec, err := log.Decompress(nil, c, body, maxInflate)
 			if err != nil {
 				return next, fmt.Errorf("decompress batch at %d: %w", h.BaseOffset, err)
 			}
 			body = dec
 		}
+		logAppendTime := h.Attributes&recordbatch.AttrTimestampType != 0
 		for i := int32(0); i < h.RecordCount && len(body) > 0; i++ {
 			length, n := binary.Varint(body)
 			if n <= 0 || length < 0 || int64(len(body)-n) < length {
@@ -123,8 +135,12 @@ func collectRecords(data []byte, first, last int64, out map[int64]share.SourceRe
 			}
 			body = body[n+int(length):]
 			off := h.BaseOffset + int64(rec.OffsetDelta)
+			ts := h.BaseTimestamp + rec.TimestampDelta64
+			if logAppendTime {
+				ts = h.MaxTimestamp
+			}
 			if off >= first && off <= last {
-				out[off] = share.SourceRecord{Key: rec.Key, Value: rec.Value}
+				fn(off, ts, &rec)
 			}
 		}
 	}

@@ -211,6 +211,9 @@ type Config struct {
 	explicit map[string]string
 	// ignored lists the explicitly set keys sharq accepts but does not honour.
 	ignored []string
+	// kafkaEnv: Load took at least one key from the apache/kafka image's
+	// KAFKA_* / CLUSTER_ID environment convention.
+	kafkaEnv bool
 	// dynDefault and dynBroker are the dynamic broker configs applied by
 	// WithDynamic (cluster-wide default, then this broker's own), normalised;
 	// dynMerged holds those WithOverrides applied without saying which level
@@ -244,6 +247,12 @@ func (c *Config) Defaults() {
 	c.fold()
 	c.AdvertisedListeners = defaultAdvertised(c.Listeners)
 }
+
+// KafkaEnvironment reports whether Load took a key from the apache/kafka
+// image's environment convention (a KAFKA_* variable or CLUSTER_ID): sharq
+// is then standing in for that image, and prints the readiness lines tools
+// written for it wait for.
+func (c *Config) KafkaEnvironment() bool { return c.kafkaEnv }
 
 // Ignored returns the explicitly set keys that sharq accepts but ignores.
 func (c *Config) Ignored() []string { return append([]string(nil), c.ignored...) }

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -566,6 +567,59 @@ func TestJavaDouble(t *testing.T) {
 	} {
 		if got := javaDouble(f); got != want {
 			t.Errorf("javaDouble(%v) = %s, want %s", f, got, want)
+		}
+	}
+}
+
+func TestSchemaRegistryListeners(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"", "", true},
+		{"http://0.0.0.0:8081", "http://0.0.0.0:8081", true},
+		{"http://127.0.0.1:0, https://[::1]:8443", "http://127.0.0.1:0 https://[::1]:8443", true},
+		{"HTTP://h:1/", "http://h:1", true},
+		{"ftp://h:1", "", false},
+		{"h:8081", "", false},
+		{"http://h", "", false},
+		{"http://h:99999", "", false},
+	}
+	for _, c := range cases {
+		cfg, _, err := Load([]string{"--override", "schema.registry.listeners=" + c.in}, nil, io.Discard)
+		if (err == nil) != c.ok {
+			t.Errorf("%q: err %v", c.in, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		var got []string
+		for _, l := range cfg.SchemaRegistry().Listeners {
+			got = append(got, l.String())
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%q: %v, want %s", c.in, got, c.want)
+		}
+	}
+	cfg, _, err := Load([]string{"--override", "schema.registry.listeners=https://h:1", "--override", "listener.name.schema_registry.ssl.client.auth=required",
+		"--override", "schema.registry.authentication.method=basic", "--override", "schema.registry.compatibility.level=full_transitive"}, nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := cfg.SchemaRegistry()
+	if sc.Security.ClientAuth != "required" || !sc.BasicAuth || sc.Compatibility != "FULL_TRANSITIVE" || sc.Topic != "_schemas" || sc.ReplicationFactor != 3 {
+		t.Fatalf("%+v", sc)
+	}
+	// The Docker image's way: the environment.
+	cfg, _, err = Load(nil, []string{"SHARQ_SCHEMA_REGISTRY_LISTENERS=http://0.0.0.0:8081"}, io.Discard)
+	if err != nil || len(cfg.SchemaRegistry().Listeners) != 1 || cfg.SchemaRegistry().Listeners[0].Port != 8081 {
+		t.Fatalf("from the environment: %+v %v", cfg.SchemaRegistry(), err)
+	}
+	for _, bad := range []string{"schema.registry.compatibility.level=sideways", "schema.registry.authentication.method=DIGEST", "schema.registry.topic=bad name"} {
+		if _, _, err := Load([]string{"--override", bad}, nil, io.Discard); err == nil {
+			t.Errorf("%s accepted", bad)
 		}
 	}
 }

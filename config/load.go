@@ -49,9 +49,11 @@ type setting struct {
 // Load builds the Config from the command line (args without the program
 // name), the environment (environ as os.Environ gives it) and the config
 // file named by --config (or a single positional argument, as
-// kafka-server-start.sh takes it). Precedence: defaults < file < SHARQ_*
-// environment < --override. Keys sharq accepts but ignores are logged as
-// warnings to stderr (nil: discarded) and listed by Config.Ignored.
+// kafka-server-start.sh takes it). Precedence, the later winning key by key:
+// defaults < file < KAFKA_* environment (the apache/kafka image's
+// convention, kafkaenv.go) < SHARQ_* environment < --override. Keys sharq
+// accepts but ignores are logged as warnings to stderr (nil: discarded) and
+// listed by Config.Ignored.
 //
 // With --help the Config is nil and the Action is ActionHelp. Every unknown
 // key and invalid value is reported at once, each naming the key, its
@@ -106,6 +108,8 @@ func Load(args []string, environ []string, stderr io.Writer) (*Config, Action, e
 		}
 		layers = append(layers, fl)
 	}
+	kenv := kafkaEnvSettings(environ)
+	layers = append(layers, kenv.settings)
 	env, unknownEnv := envSettings(environ)
 	layers = append(layers, env)
 	var ov []setting
@@ -122,7 +126,24 @@ func Load(args []string, environ []string, stderr io.Writer) (*Config, Action, e
 	if err != nil {
 		return nil, ActionServe, err
 	}
+	c.kafkaEnv = len(kenv.settings) > 0
 	log := c.NewLogger(stderr)
+	for _, u := range kenv.unknown {
+		msg := "environment variable names no Kafka broker configuration sharq knows; ignored, as Kafka ignores unknown configs"
+		if u.key == "" {
+			msg = "environment variable is not of the KAFKA_<KEY> form (four or more underscores in a row); ignored"
+		} else {
+			msg += suggest(u.key)
+		}
+		log.Warn(msg, "variable", u.origin, "key", u.key)
+	}
+	if len(kenv.zookeeper) > 0 {
+		log.Warn("ZooKeeper settings ignored: sharq keeps its metadata itself and needs no ZooKeeper",
+			"variables", strings.Join(kenv.zookeeper, ","))
+	}
+	if len(kenv.launcher) > 0 {
+		log.Warn("JVM and launcher settings have no effect in sharq (it is not a JVM)", "variables", strings.Join(kenv.launcher, ","))
+	}
 	for _, name := range unknownEnv {
 		guess := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, EnvPrefix), "_", "."))
 		log.Warn("environment variable names no configuration key; ignored"+suggest(guess), "variable", name)
@@ -247,9 +268,37 @@ func build(layers [][]setting) (*Config, []setting, error) {
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, withOrigins(err, origin)
+	}
+	// Kafka's combined-mode configs (server.properties, the apache/kafka
+	// image, every Testcontainers module) name the node itself as the only
+	// voter on its CONTROLLER listener. Like that listener, the voter's
+	// address is not bound: a quorum of one is sharq's single-node metadata,
+	// which needs no raft transport. Raft over TCP stays what
+	// sharq.controller.listener asks for.
+	if vs, _ := parseVoters(c.ControllerQuorumVoters); c.ControllerListener == "" && len(vs) == 1 && vs[0].ID == c.NodeID {
+		warnings = append(warnings, setting{key: "controller.quorum.voters", value: c.ControllerQuorumVoters, origin: origin["controller.quorum.voters"],
+			msg: "the only voter is this node: single-node metadata, the voter's address is not bound (sharq.controller.listener runs raft over TCP)"})
+		c.ControllerQuorumVoters = ""
 	}
 	return c, warnings, nil
+}
+
+// withOrigins names where each key of Validate's errors was set.
+func withOrigins(err error, origin map[string]string) error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return withOrigin(err, origin[ce.Key])
+		}
+		return err
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		out = append(out, withOrigins(e, origin))
+	}
+	return errors.Join(out...)
 }
 
 func withOrigin(err error, origin string) error {

@@ -12,8 +12,10 @@
 set -euo pipefail
 
 # Pinned after checking it installs here and ships a share consumer
-# (confluent_kafka.ShareConsumer, librdkafka 2.16.0).
-pin="confluent-kafka==2.16.1"
+# (confluent_kafka.ShareConsumer, librdkafka 2.16.0). The extras bring the
+# schema registry client and its Avro, JSON Schema and Protobuf serializers
+# (fastavro, jsonschema, protobuf, httpx) for schema_registry_client.py.
+pin="confluent-kafka[avro,json,protobuf,schemaregistry]==2.16.1"
 
 cache="${SHARQ_INTEROP_CACHE:-$HOME/.cache/sharq-interop}"
 venv="$cache/venv"
@@ -36,6 +38,7 @@ rm -rf "$venv"
 "$py" -m venv "$venv" || die "python3 -m venv failed (apt-get install python3-venv)"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: "$pin" >&2 ||
   { rm -rf "$venv"; die "pip install $pin failed"; }
-"$venv/bin/python" -c 'import confluent_kafka' || { rm -rf "$venv"; die "confluent_kafka does not import"; }
+"$venv/bin/python" -c 'import confluent_kafka, confluent_kafka.schema_registry.avro, confluent_kafka.schema_registry.json_schema, confluent_kafka.schema_registry.protobuf' ||
+  { rm -rf "$venv"; die "confluent_kafka (with its schema registry serializers) does not import"; }
 echo "$pin" >"$venv/.complete"
 echo "$venv/bin/python"

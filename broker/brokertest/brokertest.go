@@ -24,6 +24,8 @@ type Broker struct {
 	Addr   string // host:port clients bootstrap from
 	Config *config.Config
 	Server *broker.Server
+	// SchemaRegistryURL is the schema registry's base URL (WithSchemaRegistry).
+	SchemaRegistryURL string
 
 	port    int
 	bopts   broker.Options
@@ -56,6 +58,12 @@ func WithListener(name, protocol string) Option {
 // listener.name.*, authorizer keys).
 func WithSetting(key, value string) Option {
 	return func(c *config.Config) { c.SetExplicit(key, value) }
+}
+
+// WithSchemaRegistry serves the schema registry on a free loopback port
+// (SchemaRegistryURL); a restart keeps the port.
+func WithSchemaRegistry() Option {
+	return WithSetting("schema.registry.listeners", "http://127.0.0.1:0")
 }
 
 // WithDir reuses a data directory (e.g. one a crashed subprocess wrote).
@@ -107,6 +115,10 @@ func (b *Broker) start() {
 		b.t.Fatalf("listen: %v", err)
 	}
 	adv := s.Advertised()[0]
+	if sr := s.SchemaRegistryAddrs(); len(sr) > 0 {
+		b.SchemaRegistryURL = sr[0]
+		b.Config.SetExplicit("schema.registry.listeners", strings.Join(sr, ","))
+	}
 	b.Server = s
 	b.port = adv.Port
 	b.Addr = fmt.Sprintf("%s:%d", adv.Host, adv.Port)

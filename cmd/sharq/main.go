@@ -7,10 +7,13 @@
 //	sharq --help                       every key with its default
 //	sharq config [text|markdown]       the configuration reference
 //
-// Environment: SHARQ_<KEY> (dots as underscores, upper case). Once the
+// Environment: SHARQ_<KEY> (dots as underscores, upper case), and the
+// apache/kafka image's KAFKA_<KEY> and CLUSTER_ID below it. Once the
 // listeners accept connections sharq prints one line to stdout starting with
-// "ready"; logs go to stderr. SIGTERM or SIGINT shuts down gracefully; a
-// second signal exits at once.
+// "ready" (ready listeners=... [schema.registry.listeners=...], and, when
+// configured through KAFKA_* variables, the lines Kafka prints when it
+// serves: see kafkaReadyLines); logs go to stderr. SIGTERM or SIGINT shuts
+// down gracefully; a second signal exits at once.
 package main
 
 import (
@@ -119,8 +122,17 @@ func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	for _, l := range srv.Advertised() {
 		names = append(names, l.String())
 	}
-	fmt.Fprintf(stdout, "ready listeners=%s\n", strings.Join(names, ","))
-	logger.Info("sharq ready", "listeners", strings.Join(names, ","), "log.dirs", cfg.LogDirs)
+	ready := "ready listeners=" + strings.Join(names, ",")
+	if sr := srv.SchemaRegistryAddrs(); len(sr) > 0 {
+		ready += " schema.registry.listeners=" + strings.Join(sr, ",")
+	}
+	fmt.Fprintln(stdout, ready)
+	if cfg.KafkaEnvironment() {
+		for _, line := range kafkaReadyLines(cfg.NodeID, time.Now()) {
+			fmt.Fprintln(stdout, line)
+		}
+	}
+	logger.Info("sharq ready", "listeners", strings.Join(names, ","), "schema.registry.listeners", strings.Join(srv.SchemaRegistryAddrs(), ","), "log.dirs", cfg.LogDirs)
 	// Start-up code and data are not needed again; see exepages_linux.go.
 	time.AfterFunc(releaseDelay, func() {
 		if err := releaseExePages(); err != nil {
@@ -156,6 +168,32 @@ func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	}
 	logger.Info("stopped")
 	return 0
+}
+
+// kafkaReadyLines are the lines Kafka's broker logs once it serves, in
+// Kafka's log layout, each with the text a tool written for Kafka's images
+// waits for:
+//   - "Transitioning from RECOVERY to RUNNING": Testcontainers for Java
+//     (KafkaContainer, ConfluentKafkaContainer) and for Go (the kafka module);
+//   - "Kafka Server started": testcontainers-python's KafkaContainer in KRaft
+//     mode (with_kraft);
+//   - "[KafkaServer id=N] started": testcontainers-python's default
+//     (ZooKeeper) mode.
+//
+// They are printed only when sharq was configured through the apache/kafka
+// image's KAFKA_* environment (always so in sharq's image): that is when it
+// stands in for Kafka, and a sharq started the sharq way keeps the one
+// "ready" line. The part in parentheses, where Kafka names its logger, says
+// who printed them.
+func kafkaReadyLines(nodeID int32, now time.Time) []string {
+	ts := now.Format("2006-01-02 15:04:05.000")
+	ts = ts[:len(ts)-4] + "," + ts[len(ts)-3:] // log4j's comma before the milliseconds
+	const who = " (sharq: ready, in Kafka's words)"
+	return []string{
+		fmt.Sprintf("[%s] INFO [BrokerLifecycleManager id=%d] The broker has been unfenced. Transitioning from RECOVERY to RUNNING.%s", ts, nodeID, who),
+		fmt.Sprintf("[%s] INFO [KafkaRaftServer nodeId=%d] Kafka Server started%s", ts, nodeID, who),
+		fmt.Sprintf("[%s] INFO [KafkaServer id=%d] started%s", ts, nodeID, who),
+	}
 }
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); else

@@ -42,11 +42,13 @@ func TestMain(m *testing.M) {
 
 // proc is a sharq subprocess.
 type proc struct {
-	cmd    *exec.Cmd
-	addr   string
-	ready  time.Duration // process start to the ready line
-	stderr *lockedBuffer
-	exited chan error
+	cmd  *exec.Cmd
+	addr string
+	// schemaRegistry is the first schema registry listener, when on.
+	schemaRegistry string
+	ready          time.Duration // process start to the ready line
+	stderr         *lockedBuffer
+	exited         chan error
 }
 
 type lockedBuffer struct {
@@ -111,7 +113,13 @@ func startSharq(t *testing.T, dir string, extra ...string) *proc {
 		if !strings.HasPrefix(line, prefix) {
 			t.Fatalf("first stdout line %q, want %q...", line, prefix)
 		}
-		p.addr = strings.TrimPrefix(line, prefix)
+		fields := strings.Fields(strings.TrimPrefix(line, prefix))
+		p.addr = fields[0]
+		for _, f := range fields[1:] {
+			if v, ok := strings.CutPrefix(f, "schema.registry.listeners="); ok {
+				p.schemaRegistry = strings.Split(v, ",")[0]
+			}
+		}
 	case err := <-p.exited:
 		t.Fatalf("sharq exited before ready: %v\n%s", err, p.stderr)
 	case <-time.After(30 * time.Second):
