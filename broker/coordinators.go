@@ -117,12 +117,6 @@ func (s *Server) openCoordinators(state stateDB) error {
 	if err != nil {
 		return err
 	}
-	// A transaction journal left by an earlier sharq goes into pebble
-	// before anything reads the transaction state.
-	if err := txn.ReplayLegacyJournal(db, filepath.Join(dir, "txn.journal"), s.logger.With("component", "txn-journal")); err != nil {
-		db.Close()
-		return err
-	}
 	// Offset commits and transaction state survive a killed process with
 	// one write(2), as Kafka's internal topics do in the page cache; with
 	// log.flush.interval.messages=1 each write is fsynced too.
