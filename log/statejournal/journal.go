@@ -35,7 +35,8 @@
 // empties the journal and fsyncs the truncation: a truncation lost in a
 // power loss would bring back records older than what pebble holds, and
 // replay would write them over newer state. It runs when the journal
-// passes CheckpointBytes, on Checkpoint (share's Flush) and on Close.
+// passes CheckpointBytes, on Checkpoint (share's Flush, and before share
+// state is deleted) and on Close.
 // Open replays the journal into pebble (synced) and empties it.
 //
 // Replaying every record in order over whatever pebble kept through a
