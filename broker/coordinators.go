@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -32,12 +31,9 @@ import (
 type coordinatorState struct {
 	stateDB  *pebble.DB
 	stateDir string // where stateDB lives
-	// shareJournal is the share persister's journal file (see
-	// newSharePersister), closed before stateDB.
-	shareJournal io.Closer
-	// stateJournal is the journal in front of stateDB that the group and
-	// transaction coordinators commit through (log/statejournal), closed
-	// after both and before the state store.
+	// stateJournal is the journal in front of stateDB that the group,
+	// transaction and share coordinators write through
+	// (log/statejournal), closed after them and before the state store.
 	stateJournal *statejournal.Journal
 	groups       *group.Coordinator
 	txn          *txn.Coordinator
@@ -117,18 +113,15 @@ func (s *Server) openCoordinators(state stateDB) error {
 	if err != nil {
 		return err
 	}
-	// A transaction journal left by an earlier sharq goes into pebble
-	// before anything reads the transaction state.
-	if err := txn.ReplayLegacyJournal(db, filepath.Join(dir, "txn.journal"), s.logger.With("component", "txn-journal")); err != nil {
-		db.Close()
-		return err
-	}
-	// Offset commits and transaction state survive a killed process with
-	// one write(2), as Kafka's internal topics do in the page cache; with
-	// log.flush.interval.messages=1 each write is fsynced too.
+	// Offset commits, transaction state and share acknowledgements
+	// survive a killed process with one write(2), as Kafka's internal
+	// topics do in the page cache; with log.flush.interval.messages=1 each
+	// write is fsynced too. Replay hands the share-partition states a
+	// damaged record held to share, which refuses to start them afresh.
 	sj, err := statejournal.Open(db, filepath.Join(dir, "state.journal"), statejournal.Options{
 		SyncEveryWrite: s.effectiveConfig().LogFlushIntervalMessages == 1,
 		Logger:         s.logger.With("component", "state-journal"),
+		Lost:           share.MarkLost(s.logger.With("component", "share")),
 	})
 	if err != nil {
 		db.Close()
@@ -182,12 +175,6 @@ func (s *Server) closeCoordinators() error {
 			errs = append(errs, err)
 		}
 		s.coord.stateJournal = nil
-	}
-	if s.coord.shareJournal != nil {
-		if err := s.coord.shareJournal.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		s.coord.shareJournal = nil
 	}
 	if s.coord.stateDB != nil {
 		db := s.coord.stateDB

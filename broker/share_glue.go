@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -186,21 +185,18 @@ func (s *Server) dropShareSessions(c *conn) {
 
 // newSharePersister picks where share-partition state lives: the node's
 // state store when one is open, else memory. On the state store, durable
-// writes go through a journal (<state dir>/share.journal) that reaches the
-// page cache without an fsync, as Kafka's share state does; with
-// log.flush.interval.messages=1 the journal fsyncs every write.
+// writes are staged in the state journal (<state dir>/state.journal),
+// which reaches the page cache without an fsync, as Kafka's share state
+// does; with log.flush.interval.messages=1 the journal fsyncs every write.
 func (s *Server) newSharePersister() (share.Persister, error) {
 	db := s.stateDB()
 	if db == nil {
 		return share.NewMemPersister(), nil
 	}
-	path := filepath.Join(s.coord.stateDir, "share.journal")
-	syncEvery := s.effectiveConfig().LogFlushIntervalMessages == 1
-	p, err := share.OpenJournaledPersister(db, path, syncEvery, s.logger.With("component", "share-journal"))
+	p, err := share.NewJournaledPersister(db, s.coord.stateJournal, s.logger.With("component", "share"))
 	if err != nil {
 		return nil, fmt.Errorf("open share state: %w", err)
 	}
-	s.coord.shareJournal = p
 	return p, nil
 }
 

@@ -15,7 +15,7 @@ import (
 	"sharq/config"
 )
 
-// Acknowledgements go through <log.dirs>/state/share.journal while the
+// Acknowledgements go through <log.dirs>/state/state.journal while the
 // broker runs (with and without log.flush.interval.messages=1); a clean
 // shutdown checkpoints it empty, and a restart does not redeliver what was
 // accepted.
@@ -27,7 +27,7 @@ func TestShareJournalWiring(t *testing.T) {
 				opts = append(opts, brokertest.WithConfig(func(c *config.Config) { c.LogFlushIntervalMessages = flushEvery }))
 			}
 			br := brokertest.New(t, opts...)
-			journal := filepath.Join(br.Dir, "state", "share.journal")
+			journal := filepath.Join(br.Dir, "state", "state.journal")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			const topic, group, n = "jt", "jg", 20

@@ -38,9 +38,11 @@
 //
 // Durability points: with PebblePersister, Write(sync=true) commits with
 // pebble.Sync. The broker uses JournaledPersister: Write(sync=true) is one
-// write(2) to a journal (survives a process crash, not a power loss unless
-// the journal syncs every write); a checkpoint (Flush, or the journal
-// reaching CheckpointBytes) writes the journaled states to pebble, syncs it
-// and empties the journal. Write(sync=false) goes to pebble without fsync and is
-// durable after Flush. DESIGN.md says which transitions need which.
+// write(2) to the node's state journal (log/statejournal, shared with the
+// group and transaction coordinators; it survives a process crash, not a
+// power loss unless the journal syncs every write); a checkpoint (Flush, or
+// the journal reaching its CheckpointBytes) writes the staged states to
+// pebble, syncs it and empties the journal. Write(sync=false) goes to
+// pebble without fsync and is durable after Flush. DESIGN.md says which
+// transitions need which.
 package share

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,16 +12,32 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"sharq/log/statejournal"
 )
 
-func newJournaledPersister(t *testing.T) Persister {
-	db := openPebble(t, vfs.NewMem())
-	p, err := OpenJournaledPersister(db, filepath.Join(t.TempDir(), "share.journal"), false, nil)
+// openJournaled opens the state journal at path over db, with share's
+// Lost hook as the broker wires it, and the persister on it.
+func openJournaled(t testing.TB, db *pebble.DB, path string, o statejournal.Options) (*statejournal.Journal, *JournaledPersister) {
+	t.Helper()
+	o.Lost = MarkLost(nil)
+	j, err := statejournal.Open(db, path, o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p, err := NewJournaledPersister(db, j, nil)
+	if err != nil {
+		j.Close()
+		t.Fatal(err)
+	}
+	return j, p
+}
+
+func newJournaledPersister(t *testing.T) Persister {
+	db := openPebble(t, vfs.NewMem())
+	j, p := openJournaled(t, db, filepath.Join(t.TempDir(), "state.journal"), statejournal.Options{})
 	t.Cleanup(func() {
-		p.Close()
+		j.Close()
 		db.Close()
 	})
 	return p
@@ -34,11 +51,13 @@ type crashRig struct {
 	t       *testing.T
 	fs      *vfs.MemFS
 	db      *pebble.DB
+	j       *statejournal.Journal
 	p       *JournaledPersister
 	journal string
+	opts    statejournal.Options
 }
 
-func newCrashRig(t *testing.T) *crashRig {
+func newCrashRig(t *testing.T, opts statejournal.Options) *crashRig {
 	fs := vfs.NewStrictMem()
 	if err := fs.MkdirAll("state", 0o755); err != nil {
 		t.Fatal(err)
@@ -51,11 +70,11 @@ func newCrashRig(t *testing.T) *crashRig {
 		t.Fatal(err)
 	}
 	root.Close()
-	r := &crashRig{t: t, fs: fs, journal: filepath.Join(t.TempDir(), "share.journal")}
+	r := &crashRig{t: t, fs: fs, journal: filepath.Join(t.TempDir(), "state.journal"), opts: opts}
 	r.open()
 	t.Cleanup(func() {
 		if r.p != nil {
-			r.p.Close()
+			r.j.Close()
 			r.db.Close()
 		}
 	})
@@ -65,23 +84,31 @@ func newCrashRig(t *testing.T) *crashRig {
 func (r *crashRig) open() {
 	r.t.Helper()
 	r.db = openPebble(r.t, r.fs)
-	p, err := OpenJournaledPersister(r.db, r.journal, false, nil)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.p = p
+	r.j, r.p = openJournaled(r.t, r.db, r.journal, r.opts)
 }
 
-// crash closes everything without a checkpoint, forgets pebble's unsynced
-// writes and reopens.
-func (r *crashRig) crash() {
+// crash stops everything as a killed process does, forgetting pebble's
+// unsynced writes and keeping the journal file, and reopens.
+func (r *crashRig) crash() { r.reopenAfterCrash(nil) }
+
+// reopenAfterCrash crashes, lets damage change the journal file, and
+// reopens.
+func (r *crashRig) reopenAfterCrash(damage func(b []byte) []byte) {
 	r.t.Helper()
-	r.p.Close()
+	left, err := os.ReadFile(r.journal)
+	r.must(err)
+	// Close checkpoints, but its syncs are ignored and then forgotten;
+	// the journal file is put back as the crash left it.
 	r.fs.SetIgnoreSyncs(true)
+	r.j.Close()
 	r.db.Close()
 	r.fs.ResetToSyncedState()
 	r.fs.SetIgnoreSyncs(false)
-	r.p, r.db = nil, nil
+	if damage != nil {
+		left = damage(left)
+	}
+	r.must(os.WriteFile(r.journal, left, 0o644))
+	r.p, r.db, r.j = nil, nil, nil
 	r.open()
 }
 
@@ -113,11 +140,11 @@ func jstate(spso int64) *State {
 }
 
 func TestJournaledPersisterCrash(t *testing.T) {
-	r := newCrashRig(t)
+	r := newCrashRig(t, statejournal.Options{})
 	r.must(r.p.Write(jkey(0), jstate(10), true))
 	r.must(r.p.Write(jkey(0), jstate(20), true))
 	r.must(r.p.Write(jkey(1), jstate(30), false))
-	if r.p.JournalSize() == 0 {
+	if r.j.Size() == 0 {
 		t.Fatal("sync write not journaled")
 	}
 	r.crash()
@@ -129,8 +156,8 @@ func TestJournaledPersisterCrash(t *testing.T) {
 	if got := r.load(jkey(1)); got != nil {
 		t.Fatalf("non-sync write survived the simulated crash: %+v", got)
 	}
-	if r.p.JournalSize() != 0 {
-		t.Fatalf("journal not emptied by the replay: %d bytes", r.p.JournalSize())
+	if r.j.Size() != 0 {
+		t.Fatalf("journal not emptied by the replay: %d bytes", r.j.Size())
 	}
 	// The replay was synced into pebble: a second crash keeps it.
 	r.crash()
@@ -142,12 +169,12 @@ func TestJournaledPersisterCrash(t *testing.T) {
 // Flush is a checkpoint: every earlier write survives and the journal is
 // empty.
 func TestJournaledPersisterFlush(t *testing.T) {
-	r := newCrashRig(t)
+	r := newCrashRig(t, statejournal.Options{})
 	r.must(r.p.Write(jkey(0), jstate(10), true))
 	r.must(r.p.Write(jkey(1), jstate(11), false))
 	r.must(r.p.Flush())
-	if r.p.JournalSize() != 0 {
-		t.Fatalf("journal size after Flush = %d", r.p.JournalSize())
+	if r.j.Size() != 0 {
+		t.Fatalf("journal size after Flush = %d", r.j.Size())
 	}
 	if fi, err := os.Stat(r.journal); err != nil || fi.Size() != 0 {
 		t.Fatalf("journal file after Flush: %v %v", fi.Size(), err)
@@ -171,7 +198,7 @@ func TestJournaledPersisterDeleteNotResurrected(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newCrashRig(t)
+			r := newCrashRig(t, statejournal.Options{})
 			r.must(r.p.Write(jkey(0), jstate(10), true))
 			other := Key{Group: "other", TopicID: topic(4), Partition: 0}
 			r.must(r.p.Write(other, jstate(5), true))
@@ -191,15 +218,14 @@ func TestJournaledPersisterDeleteNotResurrected(t *testing.T) {
 // Past CheckpointBytes a Write checkpoints: the journal stays small and a
 // crash loses nothing that was journaled.
 func TestJournaledPersisterCheckpointThreshold(t *testing.T) {
-	r := newCrashRig(t)
-	r.p.CheckpointBytes = 512
+	r := newCrashRig(t, statejournal.Options{CheckpointBytes: 512})
 	var maxSize int64
 	last := map[int32]int64{}
 	for i := range 300 {
 		part := int32(i % 7)
 		r.must(r.p.Write(jkey(part), jstate(int64(i)), true))
 		last[part] = int64(i)
-		maxSize = max(maxSize, r.p.JournalSize())
+		maxSize = max(maxSize, r.j.Size())
 	}
 	// One record here is < 64 bytes: the journal never holds more than
 	// the threshold plus one record.
@@ -217,45 +243,39 @@ func TestJournaledPersisterCheckpointThreshold(t *testing.T) {
 	}
 }
 
-// A torn journal tail (the crash hit the write itself) loses only the
-// torn record, whose Write never returned.
-func TestJournaledPersisterTornTail(t *testing.T) {
-	r := newCrashRig(t)
-	r.must(r.p.Write(jkey(0), jstate(10), true))
-	size := r.p.JournalSize()
-	r.must(r.p.Write(jkey(0), jstate(20), true))
-	r.p.Close()
-	if err := os.Truncate(r.journal, size+5); err != nil {
-		t.Fatal(err)
-	}
-	r.fs.SetIgnoreSyncs(true)
-	r.db.Close()
-	r.fs.ResetToSyncedState()
-	r.fs.SetIgnoreSyncs(false)
-	r.open()
-	if got := r.load(jkey(0)); !reflect.DeepEqual(got, jstate(10)) {
-		t.Fatalf("state after torn tail = %+v", got)
-	}
-}
-
-func TestJournaledPersisterSyncEveryWrite(t *testing.T) {
-	db := openPebble(t, vfs.NewMem())
-	defer db.Close()
-	path := filepath.Join(t.TempDir(), "share.journal")
-	p, err := OpenJournaledPersister(db, path, true, nil)
+// journaledRecords decodes the journal file at path: the last state
+// journaled per key and the number of records.
+func journaledRecords(t *testing.T, path string) (map[Key]State, int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Write(jkey(0), jstate(1), true); err != nil {
-		t.Fatal(err)
+	last := map[Key]State{}
+	r, err := statejournal.Decode(data, func(kind pebble.InternalKeyKind, k, v []byte) error {
+		key, err := ParseKey(k)
+		if err != nil || kind != pebble.InternalKeyKindSet {
+			t.Fatalf("journal holds %v %q: %v", kind, k, err)
+		}
+		var st State
+		if err := DecodeState(v, &st); err != nil {
+			t.Fatal(err)
+		}
+		last[key] = st
+		return nil
+	})
+	if err != nil || len(r.Damage) != 0 {
+		t.Fatalf("decode journal: %+v %v", r.Damage, err)
 	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	j := openJournal(t, path, JournalOptions{})
-	got, n, err := replayAll(j)
-	if err != nil || n != 1 || got[0].key != jkey(0) || !reflect.DeepEqual(&got[0].st, jstate(1)) {
-		t.Fatalf("journal holds %d records, %v", n, err)
+	return last, r.Records
+}
+
+func TestJournaledPersisterSyncEveryWrite(t *testing.T) {
+	r := newCrashRig(t, statejournal.Options{SyncEveryWrite: true})
+	r.must(r.p.Write(jkey(0), jstate(1), true))
+	last, n := journaledRecords(t, r.journal)
+	if got := last[jkey(0)]; n != 1 || !reflect.DeepEqual(&got, jstate(1)) {
+		t.Fatalf("journal holds %d records, %+v", n, last)
 	}
 }
 
@@ -270,32 +290,26 @@ func BenchmarkPersisterWriteSync(b *testing.B) {
 		b.Cleanup(func() { db.Close() })
 		return db
 	}
+	journaled := func(syncEvery bool) func(b *testing.B) Persister {
+		return func(b *testing.B) Persister {
+			j, p := openJournaled(b, open(b), filepath.Join(b.TempDir(), "j"), statejournal.Options{SyncEveryWrite: syncEvery})
+			b.Cleanup(func() { j.Close() })
+			return p
+		}
+	}
 	cases := []struct {
 		name string
 		new  func(b *testing.B) Persister
 	}{
 		{"pebble-sync", func(b *testing.B) Persister { return NewPebblePersister(open(b)) }},
-		{"journal", func(b *testing.B) Persister {
-			p, err := OpenJournaledPersister(open(b), filepath.Join(b.TempDir(), "j"), false, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { p.Close() })
-			return p
-		}},
-		{"journal-sync-every-write", func(b *testing.B) Persister {
-			p, err := OpenJournaledPersister(open(b), filepath.Join(b.TempDir(), "j"), true, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { p.Close() })
-			return p
-		}},
+		{"journal", journaled(false)},
+		{"journal-sync-every-write", journaled(true)},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			p := tc.new(b)
 			st := jstate(0)
+			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				st.StartOffset = int64(i)
 				st.Batches[0] = StateBatch{int64(i) + 1, int64(i) + 1, Acknowledged, 1}
@@ -319,15 +333,13 @@ func BenchmarkPersisterWriteSyncParallel(b *testing.B) {
 			defer db.Close()
 			var p Persister = NewPebblePersister(db)
 			if mode != "pebble-sync" {
-				jp, err := OpenJournaledPersister(db, filepath.Join(b.TempDir(), "j"), mode == "journal-sync-every-write", nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer jp.Close()
+				j, jp := openJournaled(b, db, filepath.Join(b.TempDir(), "j"), statejournal.Options{SyncEveryWrite: mode == "journal-sync-every-write"})
+				defer j.Close()
 				p = jp
 			}
 			var next atomic.Int32
 			b.SetParallelism(4)
+			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				part := next.Add(1)
 				st := jstate(0)
@@ -344,16 +356,11 @@ func BenchmarkPersisterWriteSyncParallel(b *testing.B) {
 	}
 }
 
-// Concurrent sync writers with syncEveryWrite share fsyncs and each sees
-// its own record in the journal once Write returns.
+// Concurrent sync writers with SyncEveryWrite each find their last state
+// in the journal once Write returns (the fsyncs they share are the
+// journal's, TestDurableGroupSync).
 func TestJournaledPersisterGroupSync(t *testing.T) {
-	db := openPebble(t, vfs.NewMem())
-	defer db.Close()
-	path := filepath.Join(t.TempDir(), "share.journal")
-	p, err := OpenJournaledPersister(db, path, true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newCrashRig(t, statejournal.Options{SyncEveryWrite: true})
 	const writers, writes = 8, 50
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -362,7 +369,7 @@ func TestJournaledPersisterGroupSync(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range writes {
-				if err := p.Write(jkey(int32(w)), jstate(int64(i)), true); err != nil {
+				if err := r.p.Write(jkey(int32(w)), jstate(int64(i)), true); err != nil {
 					errs <- err
 					return
 				}
@@ -374,25 +381,9 @@ func TestJournaledPersisterGroupSync(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	// Every Write returned after an fsync that covered its record.
-	p.gsync.Lock()
-	synced := p.gsync.synced
-	p.gsync.Unlock()
-	if appended := p.mu.j.Appended(); synced != appended || appended == 0 {
-		t.Fatalf("synced %d of %d appended journal bytes", synced, appended)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	j := openJournal(t, path, JournalOptions{})
-	last := map[Key]State{}
-	n, err := j.Replay(func(k Key, st *State) error {
-		last[k] = State{StartOffset: st.StartOffset, StateEpoch: st.StateEpoch, DeliveryCompleteCount: st.DeliveryCompleteCount,
-			Batches: append([]StateBatch(nil), st.Batches...)}
-		return nil
-	})
-	if err != nil || n != writers*writes {
-		t.Fatalf("journal holds %d records, %v; want %d", n, err, writers*writes)
+	last, n := journaledRecords(t, r.journal)
+	if n != writers*writes {
+		t.Fatalf("journal holds %d records, want %d", n, writers*writes)
 	}
 	for w := range writers {
 		if got := last[jkey(int32(w))]; !reflect.DeepEqual(&got, jstate(writes-1)) {
@@ -401,58 +392,15 @@ func TestJournaledPersisterGroupSync(t *testing.T) {
 	}
 }
 
-// When the journal cannot take a record, a sync Write falls back to a
-// pebble fsync: the state still survives a crash.
-func TestJournaledPersisterWriteThrough(t *testing.T) {
-	r := newCrashRig(t)
-	r.must(r.p.Write(jkey(0), jstate(10), true))
-	r.must(r.p.Write(jkey(1), jstate(11), false))
-	r.must(r.p.mu.j.f.Close()) // every later append fails
-	r.must(r.p.Write(jkey(2), jstate(12), true))
-	r.p.Close()
-	r.fs.SetIgnoreSyncs(true)
-	r.db.Close()
-	r.fs.ResetToSyncedState()
-	r.fs.SetIgnoreSyncs(false)
-	r.open()
-	// The pebble sync also made the earlier non-sync write durable.
-	for p, want := range []*State{jstate(10), jstate(11), jstate(12)} {
-		if got := r.load(jkey(int32(p))); !reflect.DeepEqual(got, want) {
-			t.Errorf("partition %d after crash = %+v", p, got)
-		}
-	}
-}
-
-// reopenAfterCrash closes everything without a checkpoint, forgets
-// pebble's unsynced writes, lets damage change the journal file, and
-// reopens.
-func (r *crashRig) reopenAfterCrash(damage func(b []byte)) {
-	r.t.Helper()
-	r.p.Close()
-	r.fs.SetIgnoreSyncs(true)
-	r.db.Close()
-	r.fs.ResetToSyncedState()
-	r.fs.SetIgnoreSyncs(false)
-	if damage != nil {
-		b, err := os.ReadFile(r.journal)
-		r.must(err)
-		damage(b)
-		r.must(os.WriteFile(r.journal, b, 0o644))
-	}
-	r.p, r.db = nil, nil
-	r.open()
-}
-
 // TestJournaledPersisterCorruptRecords: corrupt records in the middle of
 // the journal cost only themselves. A share-partition whose damaged
 // record a later one supersedes loses nothing; one with an older state
 // restarts from it; one whose only state was damaged is refused with
 // ErrStateLost, across restarts, instead of starting afresh at
 // share.auto.offset.reset=latest (which skipped every undelivered
-// record), until a new state is written for it. Before, the first bad
-// record ended the replay and every later one was dropped.
+// record), until a new state is written for it.
 func TestJournaledPersisterCorruptRecords(t *testing.T) {
-	r := newCrashRig(t)
+	r := newCrashRig(t, statejournal.Options{})
 	r.must(r.p.Write(jkey(3), jstate(5), true))
 	r.must(r.p.Flush()) // k3's state 5 is checkpointed in pebble
 	var ends []int64
@@ -461,13 +409,14 @@ func TestJournaledPersisterCorruptRecords(t *testing.T) {
 		spso int64
 	}{{0, 10}, {0, 20}, {1, 30}, {2, 40}, {3, 50}, {2, 60}} {
 		r.must(r.p.Write(jkey(w.p), jstate(w.spso), true))
-		ends = append(ends, r.p.JournalSize())
+		ends = append(ends, r.j.Size())
 	}
 	// Damage the last byte (state, not key) of records 0, 2 and 4.
-	r.reopenAfterCrash(func(b []byte) {
+	r.reopenAfterCrash(func(b []byte) []byte {
 		for _, i := range []int{0, 2, 4} {
 			b[ends[i]-1] ^= 0xff
 		}
+		return b
 	})
 	if got := r.load(jkey(0)); !reflect.DeepEqual(got, jstate(20)) {
 		t.Fatalf("k0, damaged then superseded: %+v, want state 20", got)
@@ -482,7 +431,7 @@ func TestJournaledPersisterCorruptRecords(t *testing.T) {
 	if _, err := r.p.Load(jkey(1), &st); !errors.Is(err, ErrStateLost) {
 		t.Fatalf("k1, only state damaged: Load = %v, want ErrStateLost", err)
 	}
-	r.reopenAfterCrash(nil)
+	r.crash()
 	if _, err := r.p.Load(jkey(1), &st); !errors.Is(err, ErrStateLost) {
 		t.Fatalf("k1 after another restart: Load = %v, want ErrStateLost", err)
 	}
@@ -491,14 +440,14 @@ func TestJournaledPersisterCorruptRecords(t *testing.T) {
 	}
 	// An operator's reset writes a new state: the share-partition loads.
 	r.must(r.p.Write(jkey(1), jstate(70), true))
-	r.reopenAfterCrash(nil)
+	r.crash()
 	if got := r.load(jkey(1)); !reflect.DeepEqual(got, jstate(70)) {
 		t.Fatalf("k1 after a new state was written: %+v", got)
 	}
 	// Deleting the group clears a mark too.
 	r.must(r.p.Write(jkey(5), jstate(1), true))
-	size := r.p.JournalSize()
-	r.reopenAfterCrash(func(b []byte) { b[size-1] ^= 0xff })
+	size := r.j.Size()
+	r.reopenAfterCrash(func(b []byte) []byte { b[size-1] ^= 0xff; return b })
 	if _, err := r.p.Load(jkey(5), &st); !errors.Is(err, ErrStateLost) {
 		t.Fatalf("k5, corrupt final record: Load = %v, want ErrStateLost", err)
 	}
@@ -508,15 +457,69 @@ func TestJournaledPersisterCorruptRecords(t *testing.T) {
 	}
 	// ClearLost (AlterShareGroupOffsets' way in) clears a mark for good.
 	r.must(r.p.Write(jkey(6), jstate(1), true))
-	size = r.p.JournalSize()
-	r.reopenAfterCrash(func(b []byte) { b[size-1] ^= 0xff })
+	size = r.j.Size()
+	r.reopenAfterCrash(func(b []byte) []byte { b[size-1] ^= 0xff; return b })
 	if _, err := r.p.Load(jkey(6), &st); !errors.Is(err, ErrStateLost) {
 		t.Fatalf("k6: Load = %v, want ErrStateLost", err)
 	}
 	r.must(r.p.ClearLost(jkey(6)))
-	r.reopenAfterCrash(nil)
+	r.crash()
 	if got := r.load(jkey(6)); got != nil {
 		t.Fatalf("k6 after ClearLost: %+v, want no state", got)
+	}
+}
+
+// TestJournaledPersisterDamage: each kind of journal damage on share
+// records, through the persister as the broker opens it. A torn tail
+// loses only the write a crash cut short (never answered); a corrupt
+// record or a bad length in the middle loses only its own state, every
+// later one is replayed, and a share-partition left with no state is
+// refused (ErrStateLost) rather than started afresh; a foreign file
+// loses what it would have held, nothing readable is made up, and the
+// checkpointed states stay.
+func TestJournaledPersisterDamage(t *testing.T) {
+	lost := &State{} // a sentinel: Load answers ErrStateLost
+	cases := []struct {
+		name   string
+		damage func(b []byte, ends []int64) []byte
+		want   []*State // per partition 0..3; nil: no state
+	}{
+		{"torn tail", func(b []byte, e []int64) []byte { return b[:e[4]-3] }, []*State{jstate(40), jstate(20), jstate(30), nil}},
+		{"corrupt middle, later records good", func(b []byte, e []int64) []byte { b[e[1]-1] ^= 0x80; return b }, []*State{jstate(40), lost, jstate(30), jstate(50)}},
+		{"bad length", func(b []byte, e []int64) []byte { b[e[1]] ^= 0x80; return b }, []*State{jstate(40), jstate(20), lost, jstate(50)}},
+		{"foreign file", func(b []byte, e []int64) []byte { return bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 256) }, []*State{jstate(5), nil, nil, nil}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newCrashRig(t, statejournal.Options{})
+			r.must(r.p.Write(jkey(0), jstate(5), true))
+			r.must(r.p.Flush())
+			var ends []int64
+			for _, w := range []struct {
+				p    int32
+				spso int64
+			}{{0, 10}, {1, 20}, {2, 30}, {0, 40}, {3, 50}} {
+				r.must(r.p.Write(jkey(w.p), jstate(w.spso), true))
+				ends = append(ends, r.j.Size())
+			}
+			r.reopenAfterCrash(func(b []byte) []byte { return tc.damage(b, ends) })
+			for p, want := range tc.want {
+				var st State
+				ok, err := r.p.Load(jkey(int32(p)), &st)
+				switch {
+				case want == lost:
+					if !errors.Is(err, ErrStateLost) {
+						t.Errorf("partition %d: Load = %v, %v; want ErrStateLost", p, ok, err)
+					}
+				case err != nil:
+					t.Errorf("partition %d: Load = %v", p, err)
+				case want == nil && ok:
+					t.Errorf("partition %d: %+v, want no state", p, st)
+				case want != nil && (!ok || !reflect.DeepEqual(&st, want)):
+					t.Errorf("partition %d: %+v (%v), want %+v", p, st, ok, want)
+				}
+			}
+		})
 	}
 }
 
@@ -525,7 +528,7 @@ func TestJournaledPersisterCorruptRecords(t *testing.T) {
 // is not overwritten by it at the checkpoint, and a crash before the
 // checkpoint keeps it (from the journal).
 func TestJournaledPersisterPendingStates(t *testing.T) {
-	r := newCrashRig(t)
+	r := newCrashRig(t, statejournal.Options{})
 	r.must(r.p.Write(jkey(0), jstate(10), true))
 	if _, closer, err := r.db.Get(mustKey(t, jkey(0))); err == nil {
 		closer.Close()

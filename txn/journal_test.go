@@ -2,8 +2,6 @@ package txn
 
 import (
 	"bytes"
-	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 
+	"sharq/group"
 	"sharq/log/statejournal"
 )
 
@@ -97,98 +96,121 @@ func TestJournalReplayWithoutPebble(t *testing.T) {
 
 func ptr(m Metadata) *Metadata { return &m }
 
-// TestLegacyJournalTornAndDamaged: an earlier sharq's txn.journal is
-// applied and removed; a record cut short at the end is dropped silently;
-// a damaged record in the middle ends the replay there and the file is
-// kept as .damaged.
-func TestLegacyJournalTornAndDamaged(t *testing.T) {
-	a := appendTxnRecord(nil, txnOpPut, "a", EncodeMetadata(ptr(testMeta(1, Ongoing))))
-	b := appendTxnRecord(nil, txnOpPut, "b", EncodeMetadata(ptr(testMeta(2, Ongoing))))
-	c := appendTxnRecord(nil, txnOpPut, "c", EncodeMetadata(ptr(testMeta(3, Ongoing))))
-	for _, tc := range []struct {
-		name    string
-		file    []byte
-		want    []string
-		damaged bool
+// TestJournalDamage: the state journal's damage rule on the records the
+// transaction and group coordinators write (both through one journal, in
+// one order): a torn tail loses only the write a crash cut short; a
+// damaged record in the middle, or one whose length is damaged, loses only
+// its own write, which goes back to its previous value, and every later
+// write is replayed (the rule before ended the replay there, dropping
+// them); a foreign file loses what it would have held and is kept aside.
+func TestJournalDamage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.journal")
+	db := openTestDB(t, filepath.Join(dir, "live"))
+	j, err := statejournal.Open(db, path, statejournal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txns, offsets := NewJournaledStore(db, j), group.NewJournaledPebbleStore(db, j)
+	tp := group.TopicPartition{Topic: "t", Partition: 0}
+	commit := func(off int64) func() error {
+		return func() error {
+			return offsets.Commit("g", map[group.TopicPartition]group.Offset{tp: {Offset: off, LeaderEpoch: -1}})
+		}
+	}
+	put := func(id string, m Metadata) func() error { return func() error { return txns.Put(id, &m) } }
+	// Record i of the journal is writes[i].
+	writes := []func() error{
+		put("a", testMeta(1, Empty)),
+		commit(10),
+		put("b", testMeta(2, Empty)),
+		put("a", testMeta(1, Ongoing, TopicPartition{"t", 0})),
+		func() error { return txns.Delete("b") },
+		commit(20),
+		put("a", testMeta(1, PrepareCommit, TopicPartition{"t", 0})),
+		commit(30),
+	}
+	var ends []int64
+	for i, w := range writes {
+		if err := w(); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		ends = append(ends, j.Size())
+	}
+	crashed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	db.Close()
+	at := func(i int) int64 { // a byte inside record i's body
+		return ends[i] - 2
+	}
+	type state struct {
+		a      State // -1: absent
+		b      bool
+		offset int64
+	}
+	cases := []struct {
+		name   string
+		damage func([]byte) []byte
+		want   state
+		kept   bool // a .damaged copy
 	}{
-		{"whole", cat(a, b, c), []string{"a", "b", "c"}, false},
-		{"torn tail", cat(a, b, c[:len(c)-3]), []string{"a", "b"}, false},
-		{"torn header", cat(a, b, c[:5]), []string{"a", "b"}, false},
-		{"damaged middle", cat(a, flip(b, 12), c), []string{"a"}, true},
-	} {
+		{"none", func(b []byte) []byte { return b }, state{PrepareCommit, false, 30}, false},
+		{"torn tail", func(b []byte) []byte { return b[:ends[6]+5] }, state{PrepareCommit, false, 20}, false},
+		{"corrupt middle: the commit decision", flipAt(at(6)), state{Ongoing, false, 30}, true},
+		{"corrupt middle: a deletion", flipAt(at(4)), state{PrepareCommit, true, 30}, true},
+		{"corrupt middle: an offset commit", flipAt(at(5)), state{PrepareCommit, false, 30}, true},
+		{"bad length", flipAt(ends[2]), state{PrepareCommit, false, 30}, true},
+		{"corrupt final record", flipAt(at(7)), state{PrepareCommit, false, 20}, true},
+		{"foreign file", func([]byte) []byte { return bytes.Repeat([]byte("not a journal "), 100) }, state{-1, false, -1}, true},
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, "txn.journal")
-			if err := os.WriteFile(path, tc.file, 0o644); err != nil {
+			path := filepath.Join(dir, "state.journal")
+			data := tc.damage(bytes.Clone(crashed))
+			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			db := openTestDB(t, filepath.Join(dir, "db"))
 			defer db.Close()
-			if err := ReplayLegacyJournal(db, path, nil); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(path); !os.IsNotExist(err) {
-				t.Fatalf("legacy journal not removed after replay: %v", err)
-			}
-			got, err := NewPebbleStore(db).Load()
+			j, err := statejournal.Open(db, path, statejournal.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ids []string
-			for _, id := range []string{"a", "b", "c"} {
-				if _, ok := got[id]; ok {
-					ids = append(ids, id)
-				}
+			defer j.Close()
+			got, err := NewJournaledStore(db, j).Load()
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(ids, tc.want) {
-				t.Fatalf("replayed %v, want %v", ids, tc.want)
+			offs, err := group.NewJournaledPebbleStore(db, j).Load()
+			if err != nil {
+				t.Fatal(err)
 			}
-			kept, err := os.ReadFile(path + ".damaged")
-			if tc.damaged != (err == nil) {
-				t.Fatalf("damaged copy kept: %v, want %v", err == nil, tc.damaged)
+			g := state{a: -1, offset: -1}
+			if m, ok := got["a"]; ok {
+				g.a = m.State
 			}
-			if tc.damaged && !bytes.Equal(kept, tc.file) {
-				t.Fatal("damaged copy differs from the journal")
+			_, g.b = got["b"]
+			if o, ok := offs["g"][tp]; ok {
+				g.offset = o.Offset
+			}
+			if g != tc.want {
+				t.Fatalf("replayed %+v, want %+v", g, tc.want)
+			}
+			_, err = os.Stat(path + ".damaged")
+			if (err == nil) != tc.kept {
+				t.Fatalf("damaged copy kept: %v, want %v", err == nil, tc.kept)
 			}
 		})
 	}
 }
 
-func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-
-func flip(b []byte, i int) []byte {
-	c := append([]byte(nil), b...)
-	c[i] ^= 0xff
-	return c
-}
-
-// FuzzTxnJournalRecord: any bytes decode without a panic, and a record
-// that decodes re-encodes to the same bytes.
-func FuzzTxnJournalRecord(f *testing.F) {
-	f.Add(appendTxnRecord(nil, txnOpPut, "id", EncodeMetadata(ptr(testMeta(1, Ongoing, TopicPartition{"t", 1})))))
-	f.Add(appendTxnRecord(nil, txnOpDelete, "gone", nil))
-	f.Add([]byte{0, 0, 0, 2, 0, 0, 0, 0, 1, 0})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		op, id, val, size, ok := decodeTxnRecord(b)
-		if !ok {
-			return
-		}
-		if again := appendTxnRecord(nil, op, id, val); !bytes.Equal(again, b[:size]) {
-			t.Fatalf("re-encoded %x, read %x", again, b[:size])
-		}
-	})
-}
-
-// appendTxnRecord lays out a legacy journal record.
-func appendTxnRecord(dst []byte, op byte, id string, val []byte) []byte {
-	start := len(dst)
-	dst = append(dst, make([]byte, txnRecordHeader)...)
-	dst = append(dst, op)
-	dst = binary.AppendUvarint(dst, uint64(len(id)))
-	dst = append(dst, id...)
-	dst = append(dst, val...)
-	body := dst[start+txnRecordHeader:]
-	binary.BigEndian.PutUint32(dst[start:], uint32(len(body)))
-	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(body, txnCRC))
-	return dst
+func flipAt(i int64) func([]byte) []byte {
+	return func(b []byte) []byte {
+		b[i] ^= 0x80
+		return b
+	}
 }
