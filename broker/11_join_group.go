@@ -23,6 +23,7 @@ package broker
 //   v7: protocol type in the answer; v8: reason; v9: skip assignment.
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -56,7 +57,10 @@ func handleJoinGroup(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		jr.RebalanceTimeout = jr.SessionTimeout
 	}
 	for _, p := range req.Protocols {
-		jr.Protocols = append(jr.Protocols, group.Protocol{Name: p.Name, Metadata: p.Metadata})
+		// The group keeps the metadata (it is the leader's input and
+		// what DescribeGroups answers): a copy, not the frame's bytes
+		// (request memory: conn.go).
+		jr.Protocols = append(jr.Protocols, group.Protocol{Name: p.Name, Metadata: bytes.Clone(p.Metadata)})
 	}
 	if req.ProtocolType == "consumer" && len(req.Protocols) > 0 {
 		jr.SubscribedTopics = consumerSubscribedTopics(req.Protocols[0].Metadata)

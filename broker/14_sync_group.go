@@ -13,6 +13,8 @@ package broker
 // * v3: instance id; v4: flexible; v5: protocol type and name.
 
 import (
+	"bytes"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -39,7 +41,10 @@ func handleSyncGroup(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	if len(req.GroupAssignment) > 0 {
 		sr.Assignments = make(map[string][]byte, len(req.GroupAssignment))
 		for _, a := range req.GroupAssignment {
-			sr.Assignments[a.MemberID] = a.MemberAssignment
+			// Kept by the group until the next rebalance, answered to
+			// members that sync later and to DescribeGroups: a copy
+			// (request memory: conn.go).
+			sr.Assignments[a.MemberID] = bytes.Clone(a.MemberAssignment)
 		}
 	}
 	res := r.s.coord.groups.SyncGroup(r.ctx, sr)

@@ -28,6 +28,23 @@ import (
 // handled by the reader itself (handleInline): that saves a goroutine
 // hand-off and the wake-up of a second thread per request, which is most of
 // a ShareAcknowledge's cost to the broker.
+//
+// Request memory. A request's frame is one of those two buffers, and the
+// frame after next overwrites it. kmsg's ReadFrom copies strings out of
+// the frame, but every []byte field (and kmsg.Tags) aliases it, and the
+// ShareFetch and ShareAcknowledge decoders reuse their slices and the
+// share scratch for the connection's next such request. The rule: the
+// broker copies at the boundary. A handler never hands a domain package
+// request memory the callee may keep past the call; it copies first
+// (bytes.Clone), so a domain package owns whatever it is given and needs
+// no knowledge of frames. Callees that keep nothing of their bytes get
+// them as they are, which keeps the hot paths free of copies:
+// log.Log.Append (the batch is written into the segment),
+// share.Scratch.AddAck (the types are copied), the SASL servers and
+// clientmetrics.Manager.Push (decoded into strings during the call). The
+// build tag sharqpoison (poison.go) overwrites all of it as soon as the
+// request is answered, so a kept alias breaks the client tests at once
+// instead of whenever a later frame happens to land on it.
 type conn struct {
 	s        *Server
 	nc       net.Conn
@@ -201,6 +218,9 @@ func (c *conn) readLoop() {
 		}
 		if c.queued.Load() == 0 && c.handleInline(buf) {
 			err := c.handleSafely(buf)
+			if poisonFrames {
+				c.poisonRequest(buf)
+			}
 			c.s.reqBytes.release(int64(size))
 			c.free <- recycle(buf)
 			if err != nil {
@@ -362,6 +382,9 @@ func (c *conn) processLoop() {
 			c.logger.Error("panic serving connection; closing it", "panic", p, "stack", string(debug.Stack()))
 		}
 		if cur != nil {
+			if poisonFrames {
+				c.poisonRequest(cur)
+			}
 			c.s.reqBytes.release(int64(len(cur)))
 		}
 	}()
@@ -370,6 +393,10 @@ func (c *conn) processLoop() {
 		err := c.handleFrame(frame)
 		if err != nil && len(frame) >= 2 {
 			c.s.metrics.failed(int16(binary.BigEndian.Uint16(frame)))
+		}
+		if poisonFrames {
+			// Also after a long-poll: it parked inside handleFrame.
+			c.poisonRequest(frame)
 		}
 		cur = nil
 		c.s.reqBytes.release(int64(len(frame)))

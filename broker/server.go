@@ -7,6 +7,11 @@
 // behaviour; its init() registers it in the one table (registry.go) that
 // drives both dispatch and the ApiVersions response.
 //
+// Request memory (conn.go): a request's []byte fields are slices of the
+// connection's reused frame buffer; a handler copies what a domain package
+// keeps before handing it over, and the sharqpoison build tag makes a
+// missed copy fail the tests.
+//
 // Shutdown order (Server.Shutdown): stop accepting, cancel parked long-polls
 // and wait for connections to finish their in-flight request, close the
 // partition logs (flush + clean-shutdown markers), close the metadata store.

@@ -25,7 +25,8 @@ func (s ClassicState) String() string {
 }
 
 // Protocol is one (name, metadata) a member supports, in its preference
-// order.
+// order. The group keeps Metadata (the leader's input, DescribeGroups):
+// the caller must not reuse its memory.
 type Protocol struct {
 	Name     string
 	Metadata []byte
@@ -81,7 +82,7 @@ type SyncRequest struct {
 	Generation   int32
 	ProtocolType string // "" = not checked (v0-4)
 	ProtocolName string
-	Assignments  map[string][]byte // leader only
+	Assignments  map[string][]byte // leader only; kept by the group, as Protocol.Metadata
 }
 
 // SyncResult answers a SyncGroup.

@@ -230,7 +230,9 @@ func (l *Log) hwLocked() int64 {
 }
 
 // Append validates one v2 RecordBatch as produced, assigns its offsets and
-// leader epoch in place and writes it. See api.go for the contract.
+// leader epoch in place and writes it. See api.go for the contract. It
+// keeps nothing of batch past the call, so the broker passes a Produce
+// request's bytes as they are.
 func (l *Log) Append(batch []byte, leaderEpoch int32) (AppendResult, error) {
 	return l.appendBatch(batch, leaderEpoch, false)
 }

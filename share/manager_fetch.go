@@ -150,6 +150,40 @@ func (sc *Scratch) Reset() *FetchRequest {
 	return &sc.Req
 }
 
+// Poison overwrites the request and answer memory the scratch reuses (the
+// partitions, acknowledgements and their types, the record bytes read for
+// the answer) with garbage, as the next request would overwrite it. The
+// broker's sharqpoison test build calls it once each request is answered,
+// so that anything the share manager kept of a request shows at once.
+func (sc *Scratch) Poison() {
+	const garbage = "\xde\xad\xbe\xef-poisoned"
+	req := &sc.Req
+	req.Group, req.Member, req.Epoch = garbage, garbage, -1
+	for i := range req.Partitions {
+		fp := &req.Partitions[i]
+		fp.TopicID, fp.Partition = [16]byte{0xde, 0xad, 0xbe, 0xef}, -1
+	}
+	for i := range req.Forgotten {
+		req.Forgotten[i] = TopicPartition{[16]byte{0xde, 0xad, 0xbe, 0xef}, -1}
+	}
+	for i := range sc.batches {
+		sc.batches[i].FirstOffset, sc.batches[i].LastOffset = -1, -2
+	}
+	for i := range sc.types {
+		sc.types[i] = -1
+	}
+	for i := range sc.buf {
+		sc.buf[i] = 0xde
+	}
+	for i := range sc.res.Partitions {
+		r := &sc.res.Partitions[i]
+		r.TopicID, r.Partition, r.Code, r.AckCode = [16]byte{0xde, 0xad, 0xbe, 0xef}, -1, -1, -1
+		for j := range r.Acquired {
+			r.Acquired[j] = AcquiredRecords{FirstOffset: -1, LastOffset: -2, DeliveryCount: -1}
+		}
+	}
+}
+
 // AddPartition appends a partition to the request.
 func (sc *Scratch) AddPartition(topicID [16]byte, partition int32) {
 	sc.Req.Partitions = append(sc.Req.Partitions, FetchPartition{TopicPartition: TopicPartition{topicID, partition}})

@@ -274,7 +274,9 @@ func (m *Manager) Get(now time.Time, subs map[string]map[string]string, id UUID,
 	}, nil
 }
 
-// Push answers PushTelemetry and keeps the pushed points.
+// Push answers PushTelemetry and keeps the pushed points, decoded into
+// strings: p.Metrics (and what decompress returns) is not kept past the
+// call.
 func (m *Manager) Push(now time.Time, subs map[string]map[string]string, p PushRequest, c Client, conn uint64, decompress Decompressor) error {
 	if p.InstanceID == (UUID{}) || p.InstanceID == metadataTopicID {
 		return kerrorf(ErrInvalidRequest, "Invalid request from the client [%s], invalid client instance id", p.InstanceID)

@@ -1,0 +1,6 @@
+//go:build !sharqpoison
+
+package broker
+
+// poisonFrames is off: the poisoning in poison.go is compiled out.
+const poisonFrames = false

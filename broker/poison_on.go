@@ -1,0 +1,6 @@
+//go:build sharqpoison
+
+package broker
+
+// poisonFrames is on: see poison.go.
+const poisonFrames = true
