@@ -27,50 +27,10 @@ func (l *Log) appendBatch(batch []byte, leaderEpoch int32, marker bool) (AppendR
 	active := l.activeLocked()
 	l.mu.RUnlock()
 	nowMs := l.now().UnixMilli()
-	lim := validateLimits{
-		maxBytes:        cfg.MaxMessageBytes,
-		timestampType:   cfg.TimestampType,
-		beforeMaxMs:     cfg.TimestampBeforeMaxMs,
-		afterMaxMs:      cfg.TimestampAfterMaxMs,
-		nowMs:           nowMs,
-		requireSequence: !marker,
-		allowControl:    marker,
-		requireKeys:     cfg.CleanupCompact,
-	}
-	h, maxRecTs, err := validateBatch(batch, &lim)
-	if err != nil {
+	h, dup, err := l.checkAppend(batch, &cfg, marker, nowMs, logStart, &res)
+	if err != nil || dup {
 		l.appendMu.Unlock()
-		if err == errMissingKey {
-			err = missingKeyError(l.topic, l.partition)
-		}
 		return res, err
-	}
-	if marker {
-		if err := l.producers.checkMarker(&h); err != nil {
-			l.appendMu.Unlock()
-			return res, err
-		}
-	} else if h.ProducerID >= 0 {
-		if orig, dup := l.producers.duplicate(&h); dup {
-			l.appendMu.Unlock()
-			res.BaseOffset = orig.firstOffset
-			res.LastOffset = orig.firstOffset + int64(orig.lastOffsetDelta)
-			res.LogStartOffset = logStart
-			res.Duplicate = true
-			return res, nil
-		}
-		if err := l.producers.check(&h); err != nil {
-			l.appendMu.Unlock()
-			return res, err
-		}
-	}
-	if cfg.TimestampType == LogAppendTime {
-		setMaxTimestamp(batch, LogAppendTime, nowMs)
-		h.MaxTimestamp = nowMs
-		res.LogAppendTime = nowMs
-	} else if h.Attributes&attrTimestampType != 0 || maxRecTs != h.MaxTimestamp {
-		setMaxTimestamp(batch, CreateTime, maxRecTs)
-		h.MaxTimestamp = maxRecTs
 	}
 
 	if l.cleanMarker {
@@ -89,21 +49,10 @@ func (l *Log) appendBatch(batch []byte, leaderEpoch int32, marker bool) (AppendR
 	h.BaseOffset = base
 	setBaseOffsetAndEpoch(batch, base, leaderEpoch)
 	if leaderEpoch >= 0 && leaderEpoch > latestEpoch {
-		// Rare (once per leader change), so it is written synchronously:
-		// the cache must never miss an epoch whose data is on disk.
-		l.mu.Lock()
-		c := append(epochCache(nil), l.mu.epochs...)
-		l.mu.Unlock()
-		c.assign(leaderEpoch, base)
-		if err := l.writeEpochCheckpoint(c); err != nil {
-			// The old checkpoint is intact (atomic replace): nothing to
-			// undo, the next append of this epoch tries again.
+		if err := l.noteEpoch(leaderEpoch, base); err != nil {
 			l.appendMu.Unlock()
-			return res, l.writeFailed("write leader epoch checkpoint", err)
+			return res, err
 		}
-		l.mu.Lock()
-		l.mu.epochs = c
-		l.mu.Unlock()
 	}
 	pos := active.size.Load()
 	if _, err := active.log.WriteAt(batch, pos); err != nil {
@@ -143,15 +92,7 @@ func (l *Log) appendBatch(batch []byte, leaderEpoch int32, marker bool) (AppendR
 	}
 	l.mu.Unlock()
 	l.size.Add(int64(h.Size))
-
-	wait := cfg.FlushMessages == 1
-	if cfg.FlushMessages > 1 {
-		l.unflushedMsgs += int64(h.RecordCount)
-		if l.unflushedMsgs >= cfg.FlushMessages {
-			l.unflushedMsgs = 0
-			wait = true
-		}
-	}
+	wait := l.countUnflushed(&cfg, h.RecordCount)
 	l.appendMu.Unlock()
 
 	res.BaseOffset = base
@@ -163,6 +104,92 @@ func (l *Log) appendBatch(batch []byte, leaderEpoch int32, marker bool) (AppendR
 		}
 	}
 	return res, nil
+}
+
+// checkAppend validates batch against the log's limits and its
+// producer's state, and sets its max timestamp as the log keeps it. dup,
+// with res filled in, is a retried batch the log already holds. Called
+// with appendMu held.
+func (l *Log) checkAppend(batch []byte, cfg *Config, marker bool, nowMs, logStart int64, res *AppendResult) (h batchHeader, dup bool, err error) {
+	lim := validateLimits{
+		maxBytes:        cfg.MaxMessageBytes,
+		timestampType:   cfg.TimestampType,
+		beforeMaxMs:     cfg.TimestampBeforeMaxMs,
+		afterMaxMs:      cfg.TimestampAfterMaxMs,
+		nowMs:           nowMs,
+		requireSequence: !marker,
+		allowControl:    marker,
+		requireKeys:     cfg.CleanupCompact,
+	}
+	h, maxRecTs, err := validateBatch(batch, &lim)
+	if err != nil {
+		if err == errMissingKey {
+			err = missingKeyError(l.topic, l.partition)
+		}
+		return h, false, err
+	}
+	if marker {
+		if err := l.producers.checkMarker(&h); err != nil {
+			return h, false, err
+		}
+	} else if h.ProducerID >= 0 {
+		if orig, dup := l.producers.duplicate(&h); dup {
+			res.BaseOffset = orig.firstOffset
+			res.LastOffset = orig.firstOffset + int64(orig.lastOffsetDelta)
+			res.LogStartOffset = logStart
+			res.Duplicate = true
+			return h, true, nil
+		}
+		if err := l.producers.check(&h); err != nil {
+			return h, false, err
+		}
+	}
+	if cfg.TimestampType == LogAppendTime {
+		setMaxTimestamp(batch, LogAppendTime, nowMs)
+		h.MaxTimestamp = nowMs
+		res.LogAppendTime = nowMs
+	} else if h.Attributes&attrTimestampType != 0 || maxRecTs != h.MaxTimestamp {
+		setMaxTimestamp(batch, CreateTime, maxRecTs)
+		h.MaxTimestamp = maxRecTs
+	}
+	return h, false, nil
+}
+
+// noteEpoch records, durably, that leaderEpoch starts at base, before the
+// epoch's first batch is written. Rare (once per leader change), so it is
+// written synchronously: the cache must never miss an epoch whose data is
+// on disk. Called with appendMu held.
+func (l *Log) noteEpoch(leaderEpoch int32, base int64) error {
+	l.mu.Lock()
+	c := append(epochCache(nil), l.mu.epochs...)
+	l.mu.Unlock()
+	c.assign(leaderEpoch, base)
+	if err := l.writeEpochCheckpoint(c); err != nil {
+		// The old checkpoint is intact (atomic replace): nothing to
+		// undo, the next append of this epoch tries again.
+		return l.writeFailed("write leader epoch checkpoint", err)
+	}
+	l.mu.Lock()
+	l.mu.epochs = c
+	l.mu.Unlock()
+	return nil
+}
+
+// countUnflushed counts an appended batch's records against
+// flush.messages and reports whether the append must wait for an fsync.
+// Called with appendMu held.
+func (l *Log) countUnflushed(cfg *Config, records int32) bool {
+	if cfg.FlushMessages == 1 {
+		return true
+	}
+	if cfg.FlushMessages > 1 {
+		l.unflushedMsgs += int64(records)
+		if l.unflushedMsgs >= cfg.FlushMessages {
+			l.unflushedMsgs = 0
+			return true
+		}
+	}
+	return false
 }
 
 func (l *Log) shouldRoll(s *segment, h *batchHeader, cfg *Config, nowMs int64) bool {

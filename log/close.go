@@ -49,19 +49,8 @@ func (l *Log) closeCleanly(s *segment, idx, tidx []byte, leo int64) error {
 	if err := s.log.Sync(); err != nil {
 		return fmt.Errorf("%w: fsync %s: %w", ErrStorage, s.logPath, err)
 	}
-	for _, x := range []struct {
-		f       File
-		data    []byte
-		written int
-	}{{s.index, idx, s.idxWritten}, {s.tindex, tidx, s.tidxWritten}} {
-		if len(x.data) > x.written {
-			if _, err := x.f.WriteAt(x.data[x.written:], int64(x.written)); err != nil {
-				return fmt.Errorf("%w: write index of %s: %w", ErrStorage, s.logPath, err)
-			}
-		}
-		if err := x.f.Sync(); err != nil {
-			return fmt.Errorf("%w: fsync index of %s: %w", ErrStorage, s.logPath, err)
-		}
+	if op, err := s.putIndexFiles(idx, tidx, s.idxWritten, s.tidxWritten, false); err != nil {
+		return indexFileError(s, op, err)
 	}
 	if err := l.writeFileAtomic(segmentName(leo, snapshotSuffix), l.producers.encode()); err != nil {
 		return err

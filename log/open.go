@@ -50,7 +50,7 @@ func (c Config) withDefaults() Config {
 }
 
 // openLog opens (recovering if needed) or creates the partition log in dir.
-func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *slog.Logger, now func() time.Time) (*Log, error) {
+func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *slog.Logger, now func() time.Time) (_ *Log, retErr error) {
 	l := &Log{
 		topic:     topic,
 		partition: partition,
@@ -63,106 +63,39 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 	l.cleanerCkpt = -1
 	l.gc.cond.L = &l.gc.mu
 	l.mu.cfg = cfg.withDefaults()
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: create %s: %w", ErrStorage, dir, err)
-	}
-	names, err := fsys.ReadDir(dir)
+	names, err := l.listDir()
 	if err != nil {
-		return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, dir, err)
-	}
-	if changed, err := l.recoverCleanerSwaps(names); err != nil {
 		return nil, err
-	} else if changed {
-		if names, err = fsys.ReadDir(dir); err != nil {
-			return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, dir, err)
-		}
 	}
-	var bases, snapshots []int64
-	clean := false
-	haveLog := map[int64]bool{}
-	for _, n := range names {
-		if b, ok := parseSegmentName(n, logSuffix); ok {
-			bases = append(bases, b)
-			haveLog[b] = true
-		}
+	files, err := l.sortDir(names)
+	if err != nil {
+		return nil, err
 	}
-	for _, n := range names {
-		switch {
-		case n == cleanShutdownName:
-			clean = true
-		case strings.HasSuffix(n, tmpSuffix):
-			// an interrupted atomic write; the old file (if any) is intact
-			if err := fsys.Remove(filepath.Join(dir, n)); err != nil {
-				return nil, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
-			}
-		case strings.HasSuffix(n, snapshotSuffix):
-			if b, ok := parseSegmentName(n, snapshotSuffix); ok {
-				snapshots = append(snapshots, b)
-			}
-		case strings.HasSuffix(n, indexSuffix) || strings.HasSuffix(n, timeIndexSuffix):
-			suffix := indexSuffix
-			if strings.HasSuffix(n, timeIndexSuffix) {
-				suffix = timeIndexSuffix
-			}
-			if b, ok := parseSegmentName(n, suffix); ok && !haveLog[b] {
-				// orphan of a segment whose .log was deleted first
-				if err := fsys.Remove(filepath.Join(dir, n)); err != nil {
-					return nil, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
-				}
-			}
-		}
-	}
-	slices.Sort(bases)
-	slices.Sort(snapshots)
 	// A compacted log (now, or cleaned before: the cleaner checkpoint is
 	// written before its first swap) may have offset holes.
 	l.holes = l.mu.cfg.CleanupCompact || slices.Contains(names, cleanerCheckpointName)
 
-	epochsChanged := false
-	l.epochLimit = math.MaxInt32
-	if data, err := l.readSmallFile(epochCheckpointName); err == nil {
-		c, derr := decodeEpochCheckpoint(data)
-		if derr != nil {
-			l.logger.Warn("ignoring corrupt leader epoch checkpoint; rebuilding it from the log", "err", derr)
-			epochsChanged = true
-		} else {
-			l.mu.epochs = c
-			if len(c) > 0 {
-				l.epochLimit = c.latest()
-			}
-		}
-	} else if !isNotExist(err) {
-		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	epochsChanged, err := l.readEpochs()
+	if err != nil {
+		return nil, err
 	}
 	logStart, err := l.readLogStartCheckpoint()
 	if err != nil {
 		l.logger.Warn("ignoring unreadable log start offset checkpoint", "err", err)
 		logStart = 0
 	}
-	if len(bases) == 0 {
-		s, err := l.createSegment(logStart)
-		if err != nil {
-			return nil, err
-		}
-		l.mu.segs = []*segment{s}
-	} else {
-		rp := int64(math.MaxInt64)
-		if !clean {
-			if rp, err = l.readOffsetCheckpoint(recoveryPointName); err != nil {
-				l.logger.Warn("ignoring unreadable recovery point; scanning all segments", "err", err)
-				rp = 0
-			}
-		}
-		if err := l.openSegments(bases, rp, clean); err != nil {
-			l.closeSegments()
-			return nil, err
-		}
+	if err := l.openOrCreateSegments(files.bases, logStart, files.clean); err != nil {
+		return nil, err
 	}
+	defer func() {
+		if retErr != nil {
+			l.closeSegments()
+		}
+	}()
 	active := l.mu.segs[len(l.mu.segs)-1]
 	l.recoveryPoint = active.base
-	if !clean {
+	if !files.clean {
 		if err := l.writeOffsetCheckpoint(recoveryPointName, active.base); err != nil {
-			l.closeSegments()
 			return nil, err
 		}
 	}
@@ -180,49 +113,11 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 	if l.mu.epochs.truncateFromStart(l.mu.logStart) {
 		epochsChanged = true
 	}
-
-	changed, err := l.rebuildProducerState(snapshots, l.mu.leo)
-	if err != nil {
-		l.closeSegments()
+	if err := l.recoverProducers(files, epochsChanged); err != nil {
 		return nil, err
 	}
-	epochsChanged = epochsChanged || changed
-	if epochsChanged {
-		if err := l.writeEpochCheckpoint(l.mu.epochs); err != nil {
-			l.closeSegments()
-			return nil, err
-		}
-	}
-	staleSnapshots := false
-	for _, b := range snapshots {
-		if b > l.mu.leo {
-			// from data lost in a crash; it must not come back once the
-			// log grows past its offset again
-			l.removeFile(segmentName(b, snapshotSuffix))
-			staleSnapshots = true
-		}
-	}
-	if staleSnapshots && !clean {
-		if err := fsys.SyncDir(dir); err != nil {
-			l.closeSegments()
-			return nil, fmt.Errorf("%w: sync %s: %w", ErrStorage, dir, err)
-		}
-	}
-	if clean && !l.markerDoubt {
-		// The marker stays until the first change (dirtyLocked removes it,
-		// durably, before anything new is written, or a later crash would
-		// be mistaken for a clean stop): opening and closing a partition
-		// that only served reads costs no write and no fsync.
-		l.cleanMarker = true
-	} else if clean {
-		if err := fsys.Remove(filepath.Join(dir, cleanShutdownName)); err != nil {
-			l.closeSegments()
-			return nil, fmt.Errorf("%w: remove clean shutdown marker: %w", ErrStorage, err)
-		}
-		if err := fsys.SyncDir(dir); err != nil {
-			l.closeSegments()
-			return nil, fmt.Errorf("%w: sync %s: %w", ErrStorage, dir, err)
-		}
+	if err := l.keepCleanMarker(files.clean); err != nil {
+		return nil, err
 	}
 	for _, s := range l.mu.segs {
 		// the epoch check is for data written before the crash only
@@ -230,6 +125,176 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 	}
 	l.lastFlushMs.Store(l.now().UnixMilli())
 	return l, nil
+}
+
+// listDir lists the partition directory, creating it if needed, after
+// finishing or undoing a cleaner swap a crash interrupted.
+func (l *Log) listDir() ([]string, error) {
+	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: create %s: %w", ErrStorage, l.dir, err)
+	}
+	names, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, l.dir, err)
+	}
+	if changed, err := l.recoverCleanerSwaps(names); err != nil {
+		return nil, err
+	} else if changed {
+		if names, err = l.fs.ReadDir(l.dir); err != nil {
+			return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, l.dir, err)
+		}
+	}
+	return names, nil
+}
+
+// dirFiles is what openLog finds in the partition directory.
+type dirFiles struct {
+	bases     []int64 // segments, ascending
+	snapshots []int64 // producer snapshots, ascending
+	clean     bool    // the clean shutdown marker is there
+}
+
+// sortDir sorts the directory's files into dirFiles and removes what an
+// interrupted write or deletion left: temporary files, and index files
+// whose .log is gone.
+func (l *Log) sortDir(names []string) (dirFiles, error) {
+	var d dirFiles
+	haveLog := map[int64]bool{}
+	for _, n := range names {
+		if b, ok := parseSegmentName(n, logSuffix); ok {
+			d.bases = append(d.bases, b)
+			haveLog[b] = true
+		}
+	}
+	for _, n := range names {
+		switch {
+		case n == cleanShutdownName:
+			d.clean = true
+		case strings.HasSuffix(n, tmpSuffix):
+			// an interrupted atomic write; the old file (if any) is intact
+			if err := l.fs.Remove(filepath.Join(l.dir, n)); err != nil {
+				return d, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
+			}
+		case strings.HasSuffix(n, snapshotSuffix):
+			if b, ok := parseSegmentName(n, snapshotSuffix); ok {
+				d.snapshots = append(d.snapshots, b)
+			}
+		case strings.HasSuffix(n, indexSuffix) || strings.HasSuffix(n, timeIndexSuffix):
+			suffix := indexSuffix
+			if strings.HasSuffix(n, timeIndexSuffix) {
+				suffix = timeIndexSuffix
+			}
+			if b, ok := parseSegmentName(n, suffix); ok && !haveLog[b] {
+				// orphan of a segment whose .log was deleted first
+				if err := l.fs.Remove(filepath.Join(l.dir, n)); err != nil {
+					return d, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
+				}
+			}
+		}
+	}
+	slices.Sort(d.bases)
+	slices.Sort(d.snapshots)
+	return d, nil
+}
+
+// readEpochs loads the leader epoch checkpoint; changed reports a corrupt
+// one, which is rebuilt from the log.
+func (l *Log) readEpochs() (changed bool, _ error) {
+	l.epochLimit = math.MaxInt32
+	data, err := l.readSmallFile(epochCheckpointName)
+	if err != nil {
+		if !isNotExist(err) {
+			return false, fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+		return false, nil
+	}
+	c, derr := decodeEpochCheckpoint(data)
+	if derr != nil {
+		l.logger.Warn("ignoring corrupt leader epoch checkpoint; rebuilding it from the log", "err", derr)
+		return true, nil
+	}
+	l.mu.epochs = c
+	if len(c) > 0 {
+		l.epochLimit = c.latest()
+	}
+	return false, nil
+}
+
+// openOrCreateSegments opens the segments at bases, recovering those from
+// the recovery point on after an unclean stop, or creates the first
+// segment of a new log at logStart.
+func (l *Log) openOrCreateSegments(bases []int64, logStart int64, clean bool) error {
+	if len(bases) == 0 {
+		s, err := l.createSegment(logStart)
+		if err != nil {
+			return err
+		}
+		l.mu.segs = []*segment{s}
+		return nil
+	}
+	rp := int64(math.MaxInt64)
+	if !clean {
+		var err error
+		if rp, err = l.readOffsetCheckpoint(recoveryPointName); err != nil {
+			l.logger.Warn("ignoring unreadable recovery point; scanning all segments", "err", err)
+			rp = 0
+		}
+	}
+	if err := l.openSegments(bases, rp, clean); err != nil {
+		l.closeSegments()
+		return err
+	}
+	return nil
+}
+
+// recoverProducers rebuilds the producer state from the newest usable
+// snapshot, writes the epoch checkpoint if the epochs changed, and removes
+// snapshots past the log end.
+func (l *Log) recoverProducers(files dirFiles, epochsChanged bool) error {
+	changed, err := l.rebuildProducerState(files.snapshots, l.mu.leo)
+	if err != nil {
+		return err
+	}
+	if epochsChanged || changed {
+		if err := l.writeEpochCheckpoint(l.mu.epochs); err != nil {
+			return err
+		}
+	}
+	staleSnapshots := false
+	for _, b := range files.snapshots {
+		if b > l.mu.leo {
+			// from data lost in a crash; it must not come back once the
+			// log grows past its offset again
+			l.removeFile(segmentName(b, snapshotSuffix))
+			staleSnapshots = true
+		}
+	}
+	if staleSnapshots && !files.clean {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return fmt.Errorf("%w: sync %s: %w", ErrStorage, l.dir, err)
+		}
+	}
+	return nil
+}
+
+// keepCleanMarker decides what becomes of the clean shutdown marker found
+// at open.
+func (l *Log) keepCleanMarker(clean bool) error {
+	if clean && !l.markerDoubt {
+		// The marker stays until the first change (dirtyLocked removes it,
+		// durably, before anything new is written, or a later crash would
+		// be mistaken for a clean stop): opening and closing a partition
+		// that only served reads costs no write and no fsync.
+		l.cleanMarker = true
+	} else if clean {
+		if err := l.fs.Remove(filepath.Join(l.dir, cleanShutdownName)); err != nil {
+			return fmt.Errorf("%w: remove clean shutdown marker: %w", ErrStorage, err)
+		}
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return fmt.Errorf("%w: sync %s: %w", ErrStorage, l.dir, err)
+		}
+	}
+	return nil
 }
 
 func (l *Log) closeSegments() {
@@ -562,21 +627,8 @@ func (l *Log) sealRecovered(s *segment) error {
 	if s.maxTs >= 0 && s.maxTs > s.lastTimeIndexTs() {
 		s.tidx = appendTimeEntry(s.tidx, s.maxTs, s.rel(s.maxTsOffset))
 	}
-	for _, x := range []struct {
-		f    File
-		data []byte
-	}{{s.index, s.idx}, {s.tindex, s.tidx}} {
-		if len(x.data) > 0 {
-			if _, err := x.f.WriteAt(x.data, 0); err != nil {
-				return fmt.Errorf("%w: write index of %s: %w", ErrStorage, s.logPath, err)
-			}
-		}
-		if err := x.f.Truncate(int64(len(x.data))); err != nil {
-			return fmt.Errorf("%w: truncate index of %s: %w", ErrStorage, s.logPath, err)
-		}
-		if err := x.f.Sync(); err != nil {
-			return fmt.Errorf("%w: fsync index of %s: %w", ErrStorage, s.logPath, err)
-		}
+	if op, err := s.putIndexFiles(s.idx, s.tidx, 0, 0, true); err != nil {
+		return indexFileError(s, op, err)
 	}
 	s.sealed = true
 	s.memIndex = false
@@ -584,6 +636,38 @@ func (l *Log) sealRecovered(s *segment) error {
 	s.idxEntries, s.tidxEntries = len(s.idx)/offsetIndexEntry, len(s.tidx)/timeIndexEntry
 	s.idx, s.tidx = nil, nil
 	return nil
+}
+
+// lastGoodEntry finds the last entry of the active segment's offset index
+// that points at a valid batch, dropping the entries after it: the scan
+// for the rest of the segment starts there (start, at the batch with base
+// offset startBatch and relative offset startRel; 0, -1, -1 without one).
+func lastGoodEntry(s *segment, idx []byte, size int64, clean bool) (_ []byte, start, startBatch int64, startRel int32, _ error) {
+	start, startBatch, startRel = 0, -1, -1
+	for len(idx) > 0 {
+		rel, p := offsetEntry(idx[len(idx)-offsetIndexEntry:])
+		sc := newScanner(s.log, int64(p), size)
+		// After a clean stop the index and the batch it names were
+		// written before the marker: the header is enough, as for the
+		// scan below. Otherwise the batch must pass its CRC.
+		sc.headerOnly = clean
+		b, reason, err := sc.next()
+		if err != nil {
+			return idx, 0, 0, 0, fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, err)
+		}
+		if b != nil && reason == "" {
+			sh := parseStoredPrefix(b)
+			check := checkHeader(b, sh.base)
+			if !clean {
+				check = checkStored(b, sh.base, true)
+			}
+			if e := parseHeader(b).LeaderEpoch; sh.last == s.base+int64(rel) && check == "" && e >= -1 && e <= s.epochLimit {
+				return idx, int64(p), sh.base, rel, nil
+			}
+		}
+		idx = idx[:len(idx)-offsetIndexEntry]
+	}
+	return idx, start, startBatch, startRel, nil
 }
 
 func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
@@ -605,33 +689,10 @@ func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
 		// read-ahead buffer), cutting at the first that does not match.
 		idx = validOffsetEntries(s, idx, size)
 	}
-	// Find the last index entry that points at a valid batch.
-	start, startBatch := int64(0), int64(-1)
-	var startRel int32 = -1
-	for len(idx) > 0 {
-		rel, p := offsetEntry(idx[len(idx)-offsetIndexEntry:])
-		sc := newScanner(s.log, int64(p), size)
-		// After a clean stop the index and the batch it names were
-		// written before the marker: the header is enough, as for the
-		// scan below. Otherwise the batch must pass its CRC.
-		sc.headerOnly = clean
-		b, reason, err := sc.next()
-		if err != nil {
-			s.closeFiles()
-			return nil, fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, err)
-		}
-		if b != nil && reason == "" {
-			sh := parseStoredPrefix(b)
-			check := checkHeader(b, sh.base)
-			if !clean {
-				check = checkStored(b, sh.base, true)
-			}
-			if e := parseHeader(b).LeaderEpoch; sh.last == base+int64(rel) && check == "" && e >= -1 && e <= s.epochLimit {
-				start, startBatch, startRel = int64(p), sh.base, rel
-				break
-			}
-		}
-		idx = idx[:len(idx)-offsetIndexEntry]
+	idx, start, startBatch, startRel, err := lastGoodEntry(s, idx, size, clean)
+	if err != nil {
+		s.closeFiles()
+		return nil, err
 	}
 	tidx, _ = checkTimeIndex(tidx, int64(startRel)+1)
 	if !clean {

@@ -145,22 +145,8 @@ func (l *Log) syncSealed(s *segment) (fsyncFailed bool, err error) {
 
 // writeIndexFiles makes s's index files hold exactly idx and tidx, durably.
 func writeIndexFiles(s *segment, idx, tidx []byte) error {
-	for _, x := range []struct {
-		f       File
-		data    []byte
-		written int
-	}{{s.index, idx, s.idxWritten}, {s.tindex, tidx, s.tidxWritten}} {
-		if len(x.data) > x.written {
-			if _, err := x.f.WriteAt(x.data[x.written:], int64(x.written)); err != nil {
-				return fmt.Errorf("%w: write index of %s: %w", ErrStorage, s.logPath, err)
-			}
-		}
-		if err := x.f.Truncate(int64(len(x.data))); err != nil {
-			return fmt.Errorf("%w: truncate index of %s: %w", ErrStorage, s.logPath, err)
-		}
-		if err := x.f.Sync(); err != nil {
-			return fmt.Errorf("%w: fsync index of %s: %w", ErrStorage, s.logPath, err)
-		}
+	if op, err := s.putIndexFiles(idx, tidx, s.idxWritten, s.tidxWritten, true); err != nil {
+		return indexFileError(s, op, err)
 	}
 	return nil
 }

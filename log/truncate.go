@@ -21,7 +21,6 @@ func (l *Log) TruncateTo(offset int64) error {
 	leo := l.mu.leo
 	first := l.mu.segs[0].base
 	l.mu.RUnlock()
-	var err error
 	if offset >= leo {
 		return nil
 	}
@@ -41,117 +40,31 @@ func (l *Log) TruncateTo(offset int64) error {
 	doomed := append([]*segment(nil), l.mu.segs[i+1:]...)
 	l.mu.Unlock()
 
-	// Load s's indexes into memory (it becomes the active segment again).
-	var idx, tidx []byte
-	if !s.memIndex {
-		if idx, err = readWhole(s.index); err == nil {
-			tidx, err = readWhole(s.tindex)
-		}
-		if err != nil {
-			return l.fail("read index of "+s.logPath, err)
-		}
-	} else {
-		idx, tidx = append([]byte(nil), s.idx...), append([]byte(nil), s.tidx...)
-	}
-	// Find the batch that contains offset.
-	cut, newEnd := int64(-1), int64(-1)
-	res, err := scanSegment(s, 0, s.size.Load(), s.base, false, func(h *batchHeader, pos int64) {
-		if cut < 0 && h.LastOffset() >= offset {
-			cut, newEnd = pos, h.BaseOffset
-		}
-	})
+	// s becomes the active segment again, cut before the batch holding
+	// offset, its indexes in memory.
+	idx, tidx, err := l.indexesOf(s)
 	if err != nil {
-		return l.fail("scan "+s.logPath, err)
-	}
-	if cut < 0 {
-		cut, newEnd = res.end, res.next
-	}
-	// Rebuild the in-memory state of s for [0, cut).
-	for len(idx) > 0 {
-		if _, p := offsetEntry(idx[len(idx)-offsetIndexEntry:]); int64(p) < cut {
-			break
-		}
-		idx = idx[:len(idx)-offsetIndexEntry]
-	}
-	for len(tidx) > 0 {
-		if _, r := timeEntry(tidx[len(tidx)-timeIndexEntry:]); s.base+int64(r) < newEnd {
-			break
-		}
-		tidx = tidx[:len(tidx)-timeIndexEntry]
-	}
-	if err := l.lowerRecoveryPoint(s.base); err != nil {
 		return err
 	}
-	// Later segments go first, durably: if s were cut while they still
-	// existed, a crash could leave a sealed segment that ends before its
-	// successor starts.
-	removeNewestFirst(l, doomed)
-	if len(doomed) > 0 {
-		if err := l.fs.SyncDir(l.dir); err != nil {
-			return l.fail("sync "+l.dir, err)
-		}
+	cut, newEnd, err := l.batchHolding(s, offset)
+	if err != nil {
+		return err
 	}
-	if err := s.log.Truncate(cut); err != nil {
-		return l.fail("truncate "+s.logPath, err)
+	idx, tidx = trimIndexes(s, idx, tidx, cut, newEnd)
+	if err := l.cutSegmentFiles(s, doomed, cut, idx, tidx); err != nil {
+		return err
 	}
-	if err := s.log.Sync(); err != nil {
-		return l.fail("fsync "+s.logPath, err)
-	}
-	for _, x := range []struct {
-		f    File
-		data []byte
-	}{{s.index, idx}, {s.tindex, tidx}} {
-		// The in-memory index of an active segment may be ahead of its
-		// file, so the kept entries are written out, not just cut.
-		if len(x.data) > 0 {
-			if _, err := x.f.WriteAt(x.data, 0); err != nil {
-				return l.fail("write index of "+s.logPath, err)
-			}
-		}
-		if err := x.f.Truncate(int64(len(x.data))); err != nil {
-			return l.fail("truncate index of "+s.logPath, err)
-		}
-		if err := x.f.Sync(); err != nil {
-			return l.fail("fsync index of "+s.logPath, err)
-		}
-	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
-		return l.fail("sync "+l.dir, err)
-	}
-	maxTs, maxTsOffset := int64(-1), int64(-1)
-	if len(tidx) > 0 {
-		t, r := timeEntry(tidx[len(tidx)-timeIndexEntry:])
-		maxTs, maxTsOffset = t, s.base+int64(r)
-	}
-	// batches after the last time index entry
-	var bytesSince int64
-	lastIdxPos := int64(-1)
-	if len(idx) > 0 {
-		_, p := offsetEntry(idx[len(idx)-offsetIndexEntry:])
-		lastIdxPos = int64(p)
-	}
-	_, err = scanSegment(s, max(lastIdxPos, 0), cut, -1, false, func(h *batchHeader, pos int64) {
-		if h.MaxTimestamp > maxTs {
-			maxTs, maxTsOffset = h.MaxTimestamp, h.LastOffset()
-		}
-		if pos == lastIdxPos {
-			bytesSince = 0
-		}
-		bytesSince += int64(h.Size)
-	})
+	tail, err := scanTail(s, idx, tidx, cut)
 	if err != nil {
 		return l.fail("scan "+s.logPath, err)
-	}
-	if lastIdxPos < 0 {
-		bytesSince = cut
 	}
 	l.mu.Lock()
 	s.sealed = false
 	s.memIndex = true
 	s.idx, s.tidx = idx, tidx
 	s.idxWritten, s.tidxWritten = len(idx), len(tidx)
-	s.bytesSinceIndex = bytesSince
-	s.maxTs, s.maxTsOffset = maxTs, maxTsOffset
+	s.bytesSinceIndex = tail.bytesSince
+	s.maxTs, s.maxTsOffset = tail.maxTs, tail.maxTsOffset
 	s.next = newEnd
 	oldSize := s.size.Load()
 	s.size.Store(cut)
@@ -177,6 +90,128 @@ func (l *Log) TruncateTo(offset int64) error {
 		return err
 	}
 	return l.afterTruncateLocked(newEnd, c)
+}
+
+// indexesOf is a copy of s's index entries, read from its files when they
+// are not in memory.
+func (l *Log) indexesOf(s *segment) (idx, tidx []byte, err error) {
+	if s.memIndex {
+		return append([]byte(nil), s.idx...), append([]byte(nil), s.tidx...), nil
+	}
+	if idx, err = readWhole(s.index); err == nil {
+		tidx, err = readWhole(s.tindex)
+	}
+	if err != nil {
+		return nil, nil, l.fail("read index of "+s.logPath, err)
+	}
+	return idx, tidx, nil
+}
+
+// batchHolding finds the batch of s that holds offset: where it starts
+// (cut) and its base offset (newEnd), or the segment's end when none does.
+func (l *Log) batchHolding(s *segment, offset int64) (cut, newEnd int64, _ error) {
+	cut, newEnd = -1, -1
+	res, err := scanSegment(s, 0, s.size.Load(), s.base, false, func(h *batchHeader, pos int64) {
+		if cut < 0 && h.LastOffset() >= offset {
+			cut, newEnd = pos, h.BaseOffset
+		}
+	})
+	if err != nil {
+		return 0, 0, l.fail("scan "+s.logPath, err)
+	}
+	if cut < 0 {
+		cut, newEnd = res.end, res.next
+	}
+	return cut, newEnd, nil
+}
+
+// trimIndexes drops the index entries of s at or past the cut.
+func trimIndexes(s *segment, idx, tidx []byte, cut, newEnd int64) ([]byte, []byte) {
+	for len(idx) > 0 {
+		if _, p := offsetEntry(idx[len(idx)-offsetIndexEntry:]); int64(p) < cut {
+			break
+		}
+		idx = idx[:len(idx)-offsetIndexEntry]
+	}
+	for len(tidx) > 0 {
+		if _, r := timeEntry(tidx[len(tidx)-timeIndexEntry:]); s.base+int64(r) < newEnd {
+			break
+		}
+		tidx = tidx[:len(tidx)-timeIndexEntry]
+	}
+	return idx, tidx
+}
+
+// cutSegmentFiles makes the truncation durable: the recovery point moves
+// down to s, the later segments go, then s's data is cut at cut and its
+// index files hold exactly idx and tidx.
+func (l *Log) cutSegmentFiles(s *segment, doomed []*segment, cut int64, idx, tidx []byte) error {
+	if err := l.lowerRecoveryPoint(s.base); err != nil {
+		return err
+	}
+	// Later segments go first, durably: if s were cut while they still
+	// existed, a crash could leave a sealed segment that ends before its
+	// successor starts.
+	removeNewestFirst(l, doomed)
+	if len(doomed) > 0 {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return l.fail("sync "+l.dir, err)
+		}
+	}
+	if err := s.log.Truncate(cut); err != nil {
+		return l.fail("truncate "+s.logPath, err)
+	}
+	if err := s.log.Sync(); err != nil {
+		return l.fail("fsync "+s.logPath, err)
+	}
+	// The in-memory index of an active segment may be ahead of its file,
+	// so the kept entries are written out, not just cut.
+	if op, err := s.putIndexFiles(idx, tidx, 0, 0, true); err != nil {
+		return l.fail(op+" index of "+s.logPath, err)
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return l.fail("sync "+l.dir, err)
+	}
+	return nil
+}
+
+// activeTail is what an active segment tracks past its last index
+// entries, rebuilt after a truncation.
+type activeTail struct {
+	maxTs, maxTsOffset int64
+	bytesSince         int64 // bytes since the last offset index entry
+}
+
+// scanTail rebuilds activeTail for s cut at cut: the largest timestamp
+// from the last time index entry and the batches after the last offset
+// index entry.
+func scanTail(s *segment, idx, tidx []byte, cut int64) (activeTail, error) {
+	t := activeTail{maxTs: -1, maxTsOffset: -1}
+	if len(tidx) > 0 {
+		ts, r := timeEntry(tidx[len(tidx)-timeIndexEntry:])
+		t.maxTs, t.maxTsOffset = ts, s.base+int64(r)
+	}
+	lastIdxPos := int64(-1)
+	if len(idx) > 0 {
+		_, p := offsetEntry(idx[len(idx)-offsetIndexEntry:])
+		lastIdxPos = int64(p)
+	}
+	_, err := scanSegment(s, max(lastIdxPos, 0), cut, -1, false, func(h *batchHeader, pos int64) {
+		if h.MaxTimestamp > t.maxTs {
+			t.maxTs, t.maxTsOffset = h.MaxTimestamp, h.LastOffset()
+		}
+		if pos == lastIdxPos {
+			t.bytesSince = 0
+		}
+		t.bytesSince += int64(h.Size)
+	})
+	if err != nil {
+		return t, err
+	}
+	if lastIdxPos < 0 {
+		t.bytesSince = cut
+	}
+	return t, nil
 }
 
 // afterTruncateLocked fixes the epoch cache and producer state after the
