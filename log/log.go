@@ -148,11 +148,20 @@ func (l *Log) undoWrite(s *segment, pos int64, werr error) error {
 // files are as they were, or were put back): an ErrStorage error, not
 // sticky. It is logged once per run of failures.
 func (l *Log) writeFailed(op string, err error) error {
-	if errors.Is(err, ErrStorage) {
-		err = errors.Unwrap(err)
-	}
+	werr := l.storageError(op, err)
 	if !l.writeFailing.Swap(true) {
 		l.logger.Error("write failed; the partition log is unchanged and the next write tries again", "op", op, "err", err)
+	}
+	return werr
+}
+
+// storageError wraps err as ErrStorage with the operation and partition. An
+// err that is already one (a lower step's) is wrapped once more for the
+// context, not a second ErrStorage: errors.Unwrap would give nil for an
+// error built with two %w, and lose the cause.
+func (l *Log) storageError(op string, err error) error {
+	if errors.Is(err, ErrStorage) {
+		return fmt.Errorf("%s %s-%d: %w", op, l.topic, l.partition, err)
 	}
 	return fmt.Errorf("%w: %s %s-%d: %w", ErrStorage, op, l.topic, l.partition, err)
 }
@@ -195,10 +204,7 @@ func (l *Log) failure() error {
 // failed write or fsync the page cache and the disk may disagree, so the
 // only safe way on is a reopen, which recovers from what is on disk.
 func (l *Log) fail(op string, err error) error {
-	if errors.Is(err, ErrStorage) {
-		err = errors.Unwrap(err)
-	}
-	werr := fmt.Errorf("%w: %s %s-%d: %w", ErrStorage, op, l.topic, l.partition, err)
+	werr := l.storageError(op, err)
 	l.mu.Lock()
 	if l.mu.failed == nil {
 		l.mu.failed = werr
