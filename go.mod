@@ -3,7 +3,6 @@ module sharq
 go 1.26.8
 
 require (
-	github.com/bufbuild/protocompile v0.14.1
 	github.com/cockroachdb/pebble v1.1.5
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/raft v1.8.0
