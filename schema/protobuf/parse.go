@@ -681,38 +681,8 @@ func (p *parser) reserved() (*reserved, error) {
 	r := &reserved{pos: at}
 	switch {
 	case p.tok.kind == tString || p.tok.kind == tIdent:
-		editions := p.file.edition != ""
-		for {
-			nameAt := p.tok.pos
-			var name string
-			if p.tok.kind == tIdent {
-				if !editions {
-					return nil, p.errorf(nameAt, "Reserved names must be string literals. (Only editions supports identifiers.)")
-				}
-				name = p.tok.text
-				if err := p.advance(); err != nil {
-					return nil, err
-				}
-			} else {
-				if editions {
-					return nil, p.errorf(nameAt, "Reserved names must be identifiers in editions, not string literals.")
-				}
-				s, err := p.stringLit()
-				if err != nil {
-					return nil, err
-				}
-				name = s
-			}
-			if !validIdent(name) {
-				return nil, p.errorf(nameAt, "Reserved name \"%s\" is not a valid identifier.", name)
-			}
-			r.values = append(r.values, rangeValue{name: name, isName: true})
-			if !p.isSym(",") {
-				break
-			}
-			if err := p.advance(); err != nil {
-				return nil, err
-			}
+		if err := p.reservedNames(r); err != nil {
+			return nil, err
 		}
 	default:
 		vs, err := p.ranges(false)
@@ -722,6 +692,44 @@ func (p *parser) reserved() (*reserved, error) {
 		r.values = vs
 	}
 	return r, p.endStatement()
+}
+
+// reservedNames reads a reserved statement's names: string literals, or
+// identifiers in editions.
+func (p *parser) reservedNames(r *reserved) error {
+	editions := p.file.edition != ""
+	for {
+		nameAt := p.tok.pos
+		var name string
+		if p.tok.kind == tIdent {
+			if !editions {
+				return p.errorf(nameAt, "Reserved names must be string literals. (Only editions supports identifiers.)")
+			}
+			name = p.tok.text
+			if err := p.advance(); err != nil {
+				return err
+			}
+		} else {
+			if editions {
+				return p.errorf(nameAt, "Reserved names must be identifiers in editions, not string literals.")
+			}
+			s, err := p.stringLit()
+			if err != nil {
+				return err
+			}
+			name = s
+		}
+		if !validIdent(name) {
+			return p.errorf(nameAt, "Reserved name \"%s\" is not a valid identifier.", name)
+		}
+		r.values = append(r.values, rangeValue{name: name, isName: true})
+		if !p.isSym(",") {
+			return nil
+		}
+		if err := p.advance(); err != nil {
+			return err
+		}
+	}
 }
 
 func validIdent(s string) bool {
@@ -778,38 +786,8 @@ func (p *parser) enum() (*enum, error) {
 			}
 			r := &reserved{pos: rat}
 			if p.tok.kind == tString || p.tok.kind == tIdent {
-				editions := p.file.edition != ""
-				for {
-					nameAt := p.tok.pos
-					var name string
-					if p.tok.kind == tIdent {
-						if !editions {
-							return nil, p.errorf(nameAt, "Reserved names must be string literals. (Only editions supports identifiers.)")
-						}
-						name = p.tok.text
-						if err := p.advance(); err != nil {
-							return nil, err
-						}
-					} else {
-						if editions {
-							return nil, p.errorf(nameAt, "Reserved names must be identifiers in editions, not string literals.")
-						}
-						s, err := p.stringLit()
-						if err != nil {
-							return nil, err
-						}
-						name = s
-					}
-					if !validIdent(name) {
-						return nil, p.errorf(nameAt, "Reserved name \"%s\" is not a valid identifier.", name)
-					}
-					r.values = append(r.values, rangeValue{name: name, isName: true})
-					if !p.isSym(",") {
-						break
-					}
-					if err := p.advance(); err != nil {
-						return nil, err
-					}
+				if err := p.reservedNames(r); err != nil {
+					return nil, err
 				}
 			} else {
 				vs, err := p.ranges(true)
