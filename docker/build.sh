@@ -37,7 +37,7 @@ fi
 mkdir -p "$context"
 
 # The binary: the Dockerfile's line, written to the build context.
-(cd "$repo" && GOOS=linux CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/sharq" ./cmd/sharq)
+(cd "$repo" && GOOS=linux CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -gcflags=sharq/schema/avro=-l -gcflags=sharq/schema/jsonschema=-l -gcflags=sharq/schema/protobuf=-l -o "$work/sharq" ./cmd/sharq)
 
 # busybox-static, as the Dockerfile's build stage gets it.
 busybox=${SHARQ_BUSYBOX:-}

@@ -32,9 +32,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -471,7 +473,7 @@ func TestImage(t *testing.T) {
 	var id string
 	for i := 0; i < 3; i++ {
 		start := time.Now()
-		id = dockerOut(t, ctx, "run", "-d", "--network", network, "--network-alias", "sharq", "-p", "127.0.0.1::9092", img)
+		id = dockerOut(t, ctx, "run", "-d", "--network", network, "--network-alias", "sharq", "-p", "127.0.0.1::9092", "-p", "127.0.0.1::8081", img)
 		t.Cleanup(func() { exec.Command("docker", "rm", "-f", "-v", id).Run() })
 		if err := waitReady(ctx, id); err != nil {
 			t.Fatalf("%v\n%s", err, dockerLogs(id))
@@ -487,7 +489,7 @@ func TestImage(t *testing.T) {
 	t.Logf("to the ready line: from docker run median %v %v, from the container's start median %v %v",
 		runTimes[1].Round(time.Millisecond), runTimes, startTimes[1].Round(time.Millisecond), startTimes)
 	logs := dockerLogs(id)
-	for _, want := range []string{"ready listeners=PLAINTEXT://localhost:9092,DOCKER://sharq:29092",
+	for _, want := range []string{"ready listeners=PLAINTEXT://localhost:9092,DOCKER://sharq:29092", "schema.registry.listeners=http://",
 		"Transitioning from RECOVERY to RUNNING", "Kafka Server started", "[KafkaServer id=1] started"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
@@ -496,6 +498,10 @@ func TestImage(t *testing.T) {
 	if strings.Contains(logs, "level=WARN") || strings.Contains(logs, "level=ERROR") {
 		t.Errorf("the image's own configuration warns:\n%s", logs)
 	}
+
+	// The schema registry is on by default: a schema registered and read
+	// back through the mapped 8081 port.
+	registryRoundTrip(t, ctx, dockerOut(t, ctx, "port", id, "8081/tcp"))
 
 	// Node's InternalPortCheck, its three commands verbatim: one must
 	// succeed once the port is bound.
@@ -693,4 +699,40 @@ func (l *lockedBuffer) tail(n int) string {
 		lines = append([]string{fmt.Sprintf("... (%d lines before)", len(lines)-n)}, lines[len(lines)-n:]...)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// registryRoundTrip registers an Avro schema with the registry at addr
+// (host:port, as `docker port` prints it) and fetches it back by id.
+func registryRoundTrip(t *testing.T, ctx context.Context, addr string) {
+	t.Helper()
+	if i := strings.IndexByte(addr, '\n'); i >= 0 {
+		addr = addr[:i] // one line per address family
+	}
+	base := "http://" + strings.TrimSpace(addr)
+	const schema = `{"type":"record","name":"User","fields":[{"name":"name","type":"string"}]}`
+	body, _ := json.Marshal(map[string]string{"schema": schema})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/subjects/docker-user-value/versions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("register through %s: %v", base, err)
+	}
+	var reg struct{ ID int }
+	err = json.NewDecoder(resp.Body).Decode(&reg)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || reg.ID <= 0 {
+		t.Fatalf("register through %s: status %d, id %d, %v", base, resp.StatusCode, reg.ID, err)
+	}
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/schemas/ids/%d", base, reg.ID), nil)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("get schema %d: %v", reg.ID, err)
+	}
+	var got struct{ Schema string }
+	err = json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || got.Schema != schema {
+		t.Fatalf("get schema %d: status %d, %q, %v", reg.ID, resp.StatusCode, got.Schema, err)
+	}
+	t.Logf("schema registry through %s: registered and fetched id %d", base, reg.ID)
 }

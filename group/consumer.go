@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"sharq/log/clock"
 )
 
 // Member epochs with a meaning (KIP-848).
@@ -59,43 +57,30 @@ const (
 )
 
 type consumerMember struct {
-	id, instanceID, rackID string
-	clientID, clientHost   string
-	epoch, prevEpoch       int32
-	state                  memberState
-	rebalanceTimeout       time.Duration
-	names                  []string
-	regex                  string
-	re                     *regexp.Regexp
-	assignor               string
-	assigned               partSet
-	revoking               partSet
-	memberTimers
+	memberCore
+	names    []string
+	regex    string
+	re       *regexp.Regexp
+	assignor string
+	assigned partSet
+	revoking partSet
 }
 
 type consumerGroup struct {
-	c               *Coordinator
-	id              string
-	epoch           int32
-	assignmentEpoch int32
-	members         map[string]*consumerMember
-	static          map[string]string
-	target          map[string]partSet
-	topicsHash      string
-	assignor        string
+	epochGroup[*consumerMember, partSet]
+	topicsHash string
+	assignor   string
 }
 
-func (g *consumerGroup) shutdownLocked() {
-	for _, m := range g.members {
-		stopTimer(m.hbTimer)
-		stopTimer(m.revTimer)
-	}
-}
-
-func stopTimer(t clock.Timer) {
-	if t != nil {
-		t.Stop()
-	}
+// newConsumerGroup is an empty group. Kafka 4.4 spends two group epochs
+// on a new group's first member (measured: a first consumer sees epoch 2,
+// each later join or leave one more), so the new group starts one epoch
+// ahead.
+func newConsumerGroup(c *Coordinator, id string) *consumerGroup {
+	g := &consumerGroup{}
+	g.epochGroup = newEpochGroup[*consumerMember, partSet](c, id, consumerKind, g)
+	g.epoch, g.assignmentEpoch = 1, 1
+	return g
 }
 
 // stateLocked is the KIP-848 group state.
@@ -106,10 +91,8 @@ func (g *consumerGroup) stateLocked() string {
 	if g.epoch != g.assignmentEpoch {
 		return "Assigning"
 	}
-	for _, m := range g.members {
-		if m.epoch != g.assignmentEpoch || m.state != memberStable {
-			return "Reconciling"
-		}
+	if g.reconcilingLocked() {
+		return "Reconciling"
 	}
 	return "Stable"
 }
@@ -129,39 +112,9 @@ func (c *Coordinator) ConsumerHeartbeat(req ConsumerHeartbeatRequest) ConsumerHe
 func invalid(msg string) error { return withMsg(ErrInvalidRequest, msg) }
 
 func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, error) {
-	if req.Group == "" {
-		return ConsumerHeartbeatResult{}, withMsg(ErrInvalidGroupID, "GroupId can't be empty.")
-	}
-	if req.MemberID == "" {
-		if !(req.GenerateMemberID && req.MemberEpoch == JoinEpoch) {
-			return ConsumerHeartbeatResult{}, invalid("MemberId can't be empty.")
-		}
-		req.MemberID = newUUID()
-	}
-	if req.MemberEpoch < StaticLeaveEpoch {
-		return ConsumerHeartbeatResult{}, invalid(fmt.Sprintf("MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch))
-	}
-	if req.MemberEpoch == JoinEpoch {
-		if req.RebalanceTimeout < 0 {
-			return ConsumerHeartbeatResult{}, invalid("RebalanceTimeoutMs must be provided in first request.")
-		}
-		if req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil {
-			return ConsumerHeartbeatResult{}, invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
-		}
-		if len(req.Owned) > 0 {
-			return ConsumerHeartbeatResult{}, invalid("TopicPartitions must be empty when (re-)joining.")
-		}
-	}
-	if req.MemberEpoch == StaticLeaveEpoch && req.InstanceID == "" {
-		return ConsumerHeartbeatResult{}, invalid("InstanceId can't be null.")
-	}
-	var re *regexp.Regexp
-	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
-		var err error
-		re, err = regexp.Compile("^(?:" + *req.SubscribedTopicRegex + ")$")
-		if err != nil {
-			return ConsumerHeartbeatResult{}, withMsg(ErrInvalidRegularExpression, fmt.Sprintf("SubscribedTopicRegex %s is invalid: %v", *req.SubscribedTopicRegex, err))
-		}
+	re, err := checkConsumerHeartbeat(&req)
+	if err != nil {
+		return ConsumerHeartbeatResult{}, err
 	}
 	st := c.settings(req.Group)
 	if req.ServerAssignor != nil && *req.ServerAssignor != "" && !contains(st.ConsumerAssignors, *req.ServerAssignor) {
@@ -176,103 +129,158 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 	if c.mu.closed {
 		return ConsumerHeartbeatResult{}, ErrNotCoordinator
 	}
-	if cg := c.mu.classic[req.Group]; cg != nil {
-		if cg.state != StateEmpty {
-			// Kafka converts a classic group whose members all use the
-			// consumer protocol (online upgrade); sharq does not yet.
-			return ConsumerHeartbeatResult{}, withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", req.Group))
-		}
-		cg.shutdownLocked()
-		delete(c.mu.classic, req.Group)
-	}
-	if c.streamsHeldLocked(req.Group) {
-		return ConsumerHeartbeatResult{}, errNotConsumerGroup(req.Group)
-	}
-	g := c.mu.consumer[req.Group]
-	if g == nil {
-		if req.MemberEpoch != JoinEpoch {
-			return ConsumerHeartbeatResult{}, withMsg(ErrUnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, req.Group))
-		}
-		// Kafka 4.4 spends two group epochs on a new group's first
-		// member (measured: a first consumer sees epoch 2, each later join
-		// or leave one more), so the new group starts one epoch ahead.
-		g = &consumerGroup{c: c, id: req.Group, members: map[string]*consumerMember{}, static: map[string]string{}, target: map[string]partSet{},
-			epoch: 1, assignmentEpoch: 1}
-		c.mu.consumer[req.Group] = g
+	g, err := c.consumerGroupForLocked(req)
+	if err != nil {
+		return ConsumerHeartbeatResult{}, err
 	}
 	topics := c.topics()
 	m := g.members[req.MemberID]
 	bump := false
 	switch {
-	case req.MemberEpoch == LeaveEpoch:
-		if m == nil {
-			return ConsumerHeartbeatResult{}, ErrUnknownMemberID
+	case req.MemberEpoch == LeaveEpoch || req.MemberEpoch == StaticLeaveEpoch:
+		return g.leaveLocked(m, req, topics, st)
+	case req.MemberEpoch == JoinEpoch:
+		if m, bump, err = g.joinLocked(m, req, st); err != nil {
+			return ConsumerHeartbeatResult{}, err
 		}
-		g.removeMemberLocked(m)
+	default:
+		if m, err = g.memberAtEpochLocked(req.MemberID, req.MemberEpoch, func(m *consumerMember) bool {
+			return req.Owned == nil || fromMap(req.Owned).subsetOf(m.assigned)
+		}); err != nil {
+			return ConsumerHeartbeatResult{}, err
+		}
+	}
+	if m.updateLocked(req, re) || bump || g.hashLocked(topics) != g.topicsHash {
 		g.bumpLocked(topics, st)
-		return ConsumerHeartbeatResult{MemberID: req.MemberID, MemberEpoch: LeaveEpoch}, nil
-	case req.MemberEpoch == StaticLeaveEpoch:
-		if m == nil {
-			return ConsumerHeartbeatResult{}, ErrUnknownMemberID
+	}
+	var owned partSet
+	if req.Owned != nil {
+		owned = fromMap(req.Owned)
+	}
+	g.reconcileLocked(m, owned)
+	g.scheduleSessionLocked(m, st.ConsumerSessionTimeout)
+	return ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: st.ConsumerHeartbeatInterval, Assignment: m.assigned.toMap()}, nil
+}
+
+// checkConsumerHeartbeat checks the request's fields as Kafka does before
+// it looks at the group, and compiles the subscribed regex. A v0 join
+// without a member id gets one here.
+func checkConsumerHeartbeat(req *ConsumerHeartbeatRequest) (*regexp.Regexp, error) {
+	if req.Group == "" {
+		return nil, withMsg(ErrInvalidGroupID, "GroupId can't be empty.")
+	}
+	if req.MemberID == "" {
+		if !(req.GenerateMemberID && req.MemberEpoch == JoinEpoch) {
+			return nil, invalid("MemberId can't be empty.")
 		}
+		req.MemberID = newUUID()
+	}
+	if req.MemberEpoch < StaticLeaveEpoch {
+		return nil, invalid(fmt.Sprintf("MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch))
+	}
+	if req.MemberEpoch == JoinEpoch {
+		if req.RebalanceTimeout < 0 {
+			return nil, invalid("RebalanceTimeoutMs must be provided in first request.")
+		}
+		if req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil {
+			return nil, invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+		}
+		if len(req.Owned) > 0 {
+			return nil, invalid("TopicPartitions must be empty when (re-)joining.")
+		}
+	}
+	if req.MemberEpoch == StaticLeaveEpoch && req.InstanceID == "" {
+		return nil, invalid("InstanceId can't be null.")
+	}
+	if req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile("^(?:" + *req.SubscribedTopicRegex + ")$")
+	if err != nil {
+		return nil, withMsg(ErrInvalidRegularExpression, fmt.Sprintf("SubscribedTopicRegex %s is invalid: %v", *req.SubscribedTopicRegex, err))
+	}
+	return re, nil
+}
+
+// consumerGroupForLocked is the consumer group a heartbeat is for: an
+// empty classic group becomes one (its offsets kept), a new one is
+// created for a joining member.
+func (c *Coordinator) consumerGroupForLocked(req ConsumerHeartbeatRequest) (*consumerGroup, error) {
+	if cg := c.mu.classic[req.Group]; cg != nil {
+		if cg.state != StateEmpty {
+			// Kafka converts a classic group whose members all use the
+			// consumer protocol (online upgrade); sharq does not yet.
+			return nil, withMsg(ErrGroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", req.Group))
+		}
+		cg.shutdownLocked()
+		delete(c.mu.classic, req.Group)
+	}
+	if c.streamsHeldLocked(req.Group) {
+		return nil, errNotConsumerGroup(req.Group)
+	}
+	g := c.mu.consumer[req.Group]
+	if g == nil {
+		if req.MemberEpoch != JoinEpoch {
+			return nil, errUnknownMember(req.MemberID, req.Group)
+		}
+		g = newConsumerGroup(c, req.Group)
+		c.mu.consumer[req.Group] = g
+	}
+	return g, nil
+}
+
+// leaveLocked serves a heartbeat with LeaveEpoch or StaticLeaveEpoch.
+func (g *consumerGroup) leaveLocked(m *consumerMember, req ConsumerHeartbeatRequest, topics map[string]TopicInfo, st Settings) (ConsumerHeartbeatResult, error) {
+	if m == nil {
+		return ConsumerHeartbeatResult{}, ErrUnknownMemberID
+	}
+	if req.MemberEpoch == StaticLeaveEpoch {
 		// The assignment stays with the instance id for a replacement
 		// to take over; the session timeout removes it otherwise.
 		m.prevEpoch, m.epoch = m.epoch, StaticLeaveEpoch
 		return ConsumerHeartbeatResult{MemberID: req.MemberID, MemberEpoch: StaticLeaveEpoch}, nil
-	case req.MemberEpoch == JoinEpoch:
-		if req.InstanceID != "" {
-			if cur, ok := g.static[req.InstanceID]; ok && cur != req.MemberID {
-				old := g.members[cur]
-				if old.epoch != StaticLeaveEpoch {
-					return ConsumerHeartbeatResult{}, withMsg(ErrUnreleasedInstanceID, fmt.Sprintf("Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", req.MemberID, req.InstanceID, cur))
-				}
-				// The new member takes the old one's place, epoch and
-				// assignment included, without a rebalance.
-				stopTimer(old.hbTimer)
-				stopTimer(old.revTimer)
-				delete(g.members, cur)
-				old.id = req.MemberID
-				old.epoch = old.prevEpoch
-				if old.epoch <= 0 {
-					old.epoch = g.assignmentEpoch
-				}
-				g.members[req.MemberID] = old
-				g.static[req.InstanceID] = req.MemberID
-				g.target[req.MemberID] = g.target[cur]
-				delete(g.target, cur)
-				m = old
-			}
+	}
+	g.removeMemberLocked(m)
+	g.bumpLocked(topics, st)
+	return ConsumerHeartbeatResult{MemberID: req.MemberID, MemberEpoch: LeaveEpoch}, nil
+}
+
+// joinLocked serves a heartbeat with JoinEpoch: a static member taking
+// over its instance's place, a new member, or a dynamic member rejoining
+// (it owns nothing any more). bump is whether the group needs a new
+// epoch.
+func (g *consumerGroup) joinLocked(m *consumerMember, req ConsumerHeartbeatRequest, st Settings) (_ *consumerMember, bump bool, _ error) {
+	if req.InstanceID != "" {
+		old, ok, err := g.takeOverStaticLocked(req.InstanceID, req.MemberID)
+		if err != nil {
+			return nil, false, err
 		}
-		if m == nil {
-			if len(g.members) >= st.ConsumerMaxSize {
-				return ConsumerHeartbeatResult{}, withMsg(ErrGroupMaxSizeReached, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", st.ConsumerMaxSize))
-			}
-			m = &consumerMember{id: req.MemberID, instanceID: req.InstanceID, assigned: partSet{}, revoking: partSet{}}
-			g.members[m.id] = m
-			if req.InstanceID != "" {
-				g.static[req.InstanceID] = m.id
-			}
-			bump = true
-		} else if m.epoch != JoinEpoch && m.instanceID == "" {
-			// A dynamic member rejoining owns nothing any more.
-			m.assigned, m.revoking = partSet{}, partSet{}
-			m.epoch, m.prevEpoch, m.state = JoinEpoch, JoinEpoch, memberStable
-			bump = true
-		}
-	default:
-		if m == nil {
-			return ConsumerHeartbeatResult{}, withMsg(ErrUnknownMemberID, fmt.Sprintf("Member %s is not a member of group %s.", req.MemberID, req.Group))
-		}
-		if req.MemberEpoch > m.epoch {
-			return ConsumerHeartbeatResult{}, withMsg(ErrFencedMemberEpoch, fmt.Sprintf("The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch))
-		}
-		if req.MemberEpoch < m.epoch {
-			if req.MemberEpoch != m.prevEpoch || (req.Owned != nil && !fromMap(req.Owned).subsetOf(m.assigned)) {
-				return ConsumerHeartbeatResult{}, withMsg(ErrFencedMemberEpoch, fmt.Sprintf("The consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch))
-			}
+		if ok {
+			m = old
 		}
 	}
-	// Subscription and member details.
+	switch {
+	case m == nil:
+		if len(g.members) >= st.ConsumerMaxSize {
+			return nil, false, withMsg(ErrGroupMaxSizeReached, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", st.ConsumerMaxSize))
+		}
+		m = &consumerMember{memberCore: memberCore{id: req.MemberID, instanceID: req.InstanceID}, assigned: partSet{}, revoking: partSet{}}
+		g.members[m.id] = m
+		if req.InstanceID != "" {
+			g.static[req.InstanceID] = m.id
+		}
+		bump = true
+	case m.epoch != JoinEpoch && m.instanceID == "":
+		m.assigned, m.revoking = partSet{}, partSet{}
+		m.epoch, m.prevEpoch, m.state = JoinEpoch, JoinEpoch, memberStable
+		bump = true
+	}
+	return m, bump, nil
+}
+
+// updateLocked takes the member details and subscription the heartbeat
+// carries, and reports whether the subscription changed.
+func (m *consumerMember) updateLocked(req ConsumerHeartbeatRequest, re *regexp.Regexp) (changed bool) {
 	m.clientID, m.clientHost = req.ClientID, req.ClientHost
 	if req.RackID != "" {
 		m.rackID = req.RackID
@@ -285,27 +293,18 @@ func (c *Coordinator) consumerHeartbeat(req ConsumerHeartbeatRequest) (ConsumerH
 		sort.Strings(names)
 		if strings.Join(names, "\x00") != strings.Join(m.names, "\x00") {
 			m.names = names
-			bump = true
+			changed = true
 		}
 	}
 	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != m.regex {
 		m.regex, m.re = *req.SubscribedTopicRegex, re
-		bump = true
+		changed = true
 	}
 	if req.ServerAssignor != nil && *req.ServerAssignor != m.assignor {
 		m.assignor = *req.ServerAssignor
-		bump = true
+		changed = true
 	}
-	if bump || g.hashLocked(topics) != g.topicsHash {
-		g.bumpLocked(topics, st)
-	}
-	var owned partSet
-	if req.Owned != nil {
-		owned = fromMap(req.Owned)
-	}
-	g.reconcileLocked(m, owned)
-	g.scheduleSessionLocked(m, st.ConsumerSessionTimeout)
-	return ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: st.ConsumerHeartbeatInterval, Assignment: m.assigned.toMap()}, nil
+	return changed
 }
 
 func (s partSet) subsetOf(o partSet) bool {
@@ -478,39 +477,6 @@ func (g *consumerGroup) reconcileLocked(m *consumerMember, owned partSet) {
 	}
 }
 
-// armRevocationLocked fences a member that does not revoke within its
-// rebalance timeout.
-func (g *consumerGroup) armRevocationLocked(m *consumerMember) {
-	m.armRevocationLocked(g.c, m.rebalanceTimeout, func() {
-		if g.members[m.id] != m || m.state != memberUnrevoked {
-			return
-		}
-		g.c.logger.Info("member did not revoke partitions in time", "group", g.id, "member", m.id)
-		g.removeMemberLocked(m)
-		g.bumpLocked(g.c.topics(), g.c.settings(g.id))
-	})
-}
-
-func (g *consumerGroup) scheduleSessionLocked(m *consumerMember, d time.Duration) {
-	m.armSessionLocked(g.c, d, func() {
-		if g.members[m.id] != m {
-			return
-		}
-		g.c.logger.Info("member session expired", "group", g.id, "member", m.id)
-		g.removeMemberLocked(m)
-		g.bumpLocked(g.c.topics(), g.c.settings(g.id))
-	})
-}
-
-func (g *consumerGroup) removeMemberLocked(m *consumerMember) {
-	m.stopLocked()
-	delete(g.members, m.id)
-	delete(g.target, m.id)
-	if m.instanceID != "" && g.static[m.instanceID] == m.id {
-		delete(g.static, m.instanceID)
-	}
-}
-
 // ConsumerDescription describes a consumer group (ConsumerGroupDescribe).
 type ConsumerDescription struct {
 	ID              string
@@ -553,12 +519,7 @@ func (c *Coordinator) DescribeConsumer(id string) (ConsumerDescription, error) {
 			d.Assignor = as[0]
 		}
 	}
-	ids := make([]string, 0, len(g.members))
-	for mid := range g.members {
-		ids = append(ids, mid)
-	}
-	sort.Strings(ids)
-	for _, mid := range ids {
+	for _, mid := range g.memberIDsLocked() {
 		m := g.members[mid]
 		d.Members = append(d.Members, ConsumerMemberDescription{
 			MemberID: m.id, InstanceID: m.instanceID, RackID: m.rackID, ClientID: m.clientID, ClientHost: m.clientHost,

@@ -123,50 +123,86 @@ func streamsTopicsHash(t *StreamsTopology, topics map[string]TopicInfo) string {
 }
 
 // configureTopology decides the partition counts of the internal topics,
-// checks co-partitioning and lists the internal topics to create.
+// checks co-partitioning and lists the internal topics to create, in
+// Kafka's order: source topics, repartition topics, co-partition groups,
+// then tasks and internal topics.
 func configureTopology(t *StreamsTopology, topics map[string]TopicInfo) *configuredTopology {
 	ct := &configuredTopology{hash: streamsTopicsHash(t, topics)}
-	fail := func(code int8, detail string) *configuredTopology {
-		ct.status = &StreamsStatus{Code: code, Detail: detail}
-		ct.create = nil
-		return ct
+	pc := newPartitionCounts(t, topics)
+	if st := pc.missingSources(t); st != nil {
+		return ct.fail(st)
 	}
-	repartition := map[string]bool{}
+	if st := pc.decideRepartition(t); st != nil {
+		return ct.fail(st)
+	}
+	if st := pc.copartition(t); st != nil {
+		return ct.fail(st)
+	}
+	return pc.plan(t, ct)
+}
+
+// fail makes ct a configuration that cannot run: status says why, and no
+// internal topic is created.
+func (ct *configuredTopology) fail(st *StreamsStatus) *configuredTopology {
+	ct.status = st
+	ct.create = nil
+	return ct
+}
+
+// partitionCounts are the partition counts configureTopology knows: the
+// cluster's topics, then the repartition topics it decided.
+type partitionCounts struct {
+	topics      map[string]TopicInfo
+	repartition map[string]bool // the topology's repartition topics
+	decided     map[string]int32
+}
+
+func newPartitionCounts(t *StreamsTopology, topics map[string]TopicInfo) *partitionCounts {
+	pc := &partitionCounts{topics: topics, repartition: map[string]bool{}, decided: map[string]int32{}}
 	for _, s := range t.Subtopologies {
 		for _, ti := range s.RepartitionSourceTopics {
-			repartition[ti.Name] = true
+			pc.repartition[ti.Name] = true
 		}
 	}
-	// Source topics first: nothing can be decided without them.
+	return pc
+}
+
+func (pc *partitionCounts) count(n string) (int32, bool) {
+	if ti, ok := pc.topics[n]; ok {
+		return ti.Partitions, true
+	}
+	p, ok := pc.decided[n]
+	return p, ok
+}
+
+// missingSources checks the source topics first: nothing can be decided
+// without them.
+func (pc *partitionCounts) missingSources(t *StreamsTopology) *StreamsStatus {
 	var missing []string
 	seen := map[string]bool{}
 	for _, s := range t.Subtopologies {
 		for _, n := range s.SourceTopics {
-			if _, ok := topics[n]; !ok && !repartition[n] && !seen[n] {
+			if _, ok := pc.topics[n]; !ok && !pc.repartition[n] && !seen[n] {
 				seen[n] = true
 				missing = append(missing, n)
 			}
 		}
 	}
 	if len(missing) > 0 {
-		return fail(StreamsStatusMissingSourceTopics, "Source topics "+summarizeTopics(missing)+" are missing.")
+		return &StreamsStatus{Code: StreamsStatusMissingSourceTopics, Detail: "Source topics " + summarizeTopics(missing) + " are missing."}
 	}
-	decided := map[string]int32{}
-	count := func(n string) (int32, bool) {
-		if ti, ok := topics[n]; ok {
-			return ti.Partitions, true
-		}
-		p, ok := decided[n]
-		return p, ok
-	}
-	// Repartition topics: a fixed count, or the largest source count of
-	// the subtopologies writing into them, repeated until nothing changes
-	// (a repartition topic may be fed by a subtopology that itself reads a
-	// repartition topic).
+	return nil
+}
+
+// decideRepartition gives each repartition topic a fixed count, or the
+// largest source count of the subtopologies writing into it, repeated
+// until nothing changes (a repartition topic may be fed by a subtopology
+// that itself reads a repartition topic).
+func (pc *partitionCounts) decideRepartition(t *StreamsTopology) *StreamsStatus {
 	for _, s := range t.Subtopologies {
 		for _, ti := range s.RepartitionSourceTopics {
 			if ti.Partitions > 0 {
-				decided[ti.Name] = ti.Partitions
+				pc.decided[ti.Name] = ti.Partitions
 			}
 		}
 	}
@@ -174,7 +210,7 @@ func configureTopology(t *StreamsTopology, topics map[string]TopicInfo) *configu
 		changed = false
 		for _, s := range t.Subtopologies {
 			for _, ti := range s.RepartitionSourceTopics {
-				if _, ok := decided[ti.Name]; ok {
+				if _, ok := pc.decided[ti.Name]; ok {
 					continue
 				}
 				var best int32
@@ -183,13 +219,13 @@ func configureTopology(t *StreamsTopology, topics map[string]TopicInfo) *configu
 						continue
 					}
 					for _, src := range w.sourceNames() {
-						if p, ok := count(src); ok && p > best {
+						if p, ok := pc.count(src); ok && p > best {
 							best = p
 						}
 					}
 				}
 				if best > 0 {
-					decided[ti.Name] = best
+					pc.decided[ti.Name] = best
 					changed = true
 				}
 			}
@@ -197,30 +233,34 @@ func configureTopology(t *StreamsTopology, topics map[string]TopicInfo) *configu
 	}
 	for _, s := range t.Subtopologies {
 		for _, ti := range s.RepartitionSourceTopics {
-			if _, ok := count(ti.Name); !ok {
-				return fail(StreamsStatusIncorrectlyPartitionedTopics, "Failed to compute the number of partitions of repartition topic "+ti.Name+".")
+			if _, ok := pc.count(ti.Name); !ok {
+				return &StreamsStatus{Code: StreamsStatusIncorrectlyPartitionedTopics, Detail: "Failed to compute the number of partitions of repartition topic " + ti.Name + "."}
 			}
 		}
 	}
-	// Co-partitioning: external topics of a group must agree; flexible
-	// repartition topics follow them (or the largest repartition count
-	// when the group has only repartition topics).
+	return nil
+}
+
+// copartition checks the co-partition groups: external topics of a group
+// must agree; flexible repartition topics follow them (or the largest
+// repartition count when the group has only repartition topics).
+func (pc *partitionCounts) copartition(t *StreamsTopology) *StreamsStatus {
 	for _, s := range t.Subtopologies {
 		for _, grp := range s.CopartitionGroups {
 			external := map[string]int32{}
 			var flexible []string
 			var repMax int32
 			for _, n := range grp {
-				if repartition[n] {
-					if _, exists := topics[n]; !exists && s.fixedRepartition(n) == 0 {
+				if pc.repartition[n] {
+					if _, exists := pc.topics[n]; !exists && s.fixedRepartition(n) == 0 {
 						flexible = append(flexible, n)
 					}
-					if p, ok := count(n); ok && p > repMax {
+					if p, ok := pc.count(n); ok && p > repMax {
 						repMax = p
 					}
 					continue
 				}
-				p, _ := count(n)
+				p, _ := pc.count(n)
 				external[n] = p
 			}
 			want := repMax
@@ -230,34 +270,39 @@ func configureTopology(t *StreamsTopology, topics map[string]TopicInfo) *configu
 					if want == -1 {
 						want = p
 					} else if p != want {
-						return fail(StreamsStatusIncorrectlyPartitionedTopics, "Topics not co-partitioned: ["+javaMap(external)+"]")
+						return &StreamsStatus{Code: StreamsStatusIncorrectlyPartitionedTopics, Detail: "Topics not co-partitioned: [" + javaMap(external) + "]"}
 					}
 				}
 			}
 			for _, n := range flexible {
-				decided[n] = want
+				pc.decided[n] = want
 			}
 			for _, n := range grp {
-				if p, _ := count(n); repartition[n] && p != want {
-					return fail(StreamsStatusIncorrectlyPartitionedTopics, fmt.Sprintf("Number of partitions [%d] of repartition topic [%s] doesn't match number of partitions [%d] of the source topic.", p, n, want))
+				if p, _ := pc.count(n); pc.repartition[n] && p != want {
+					return &StreamsStatus{Code: StreamsStatusIncorrectlyPartitionedTopics, Detail: fmt.Sprintf("Number of partitions [%d] of repartition topic [%s] doesn't match number of partitions [%d] of the source topic.", p, n, want)}
 				}
 			}
 		}
 	}
-	// Tasks: as many as the largest input of the subtopology; its
-	// changelogs get that many partitions.
+	return nil
+}
+
+// plan fills in ct once the counts are decided: as many tasks per
+// subtopology as its largest input, that many partitions for its
+// changelogs, and the internal topics still to create.
+func (pc *partitionCounts) plan(t *StreamsTopology, ct *configuredTopology) *configuredTopology {
 	ct.tasks = map[string]int32{}
 	want := map[string]StreamsInternalTopic{}
 	for _, s := range t.Subtopologies {
 		var n int32
 		for _, src := range s.sourceNames() {
-			if p, ok := count(src); ok && p > n {
+			if p, ok := pc.count(src); ok && p > n {
 				n = p
 			}
 		}
 		ct.tasks[s.ID] = n
 		for _, ti := range s.RepartitionSourceTopics {
-			p, _ := count(ti.Name)
+			p, _ := pc.count(ti.Name)
 			want[ti.Name] = internalTopic(ti, p)
 		}
 		for _, ti := range s.StateChangelogTopics {
@@ -276,9 +321,9 @@ func configureTopology(t *StreamsTopology, topics map[string]TopicInfo) *configu
 	var absent []string
 	for _, n := range names {
 		it := want[n]
-		if ti, ok := topics[n]; ok {
+		if ti, ok := pc.topics[n]; ok {
 			if ti.Partitions != it.Partitions {
-				return fail(StreamsStatusIncorrectlyPartitionedTopics, fmt.Sprintf("Existing topic %s has different number of partitions: expected %d, found %d", n, it.Partitions, ti.Partitions))
+				return ct.fail(&StreamsStatus{Code: StreamsStatusIncorrectlyPartitionedTopics, Detail: fmt.Sprintf("Existing topic %s has different number of partitions: expected %d, found %d", n, it.Partitions, ti.Partitions)})
 			}
 			continue
 		}

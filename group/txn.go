@@ -70,34 +70,13 @@ func (c *Coordinator) TxnCommitOffsets(req TxnCommitRequest) (map[TopicPartition
 	if err != nil {
 		return nil, err
 	}
-	st := c.settings(req.Group)
 	io := c.ioLock(req.Group)
 	io.Lock()
 	defer io.Unlock()
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
-		return nil, ErrNotCoordinator
-	}
-	if err := c.validateCommitLocked(commitCheck{group: req.Group, memberID: req.MemberID, instanceID: req.InstanceID,
-		generation: req.Generation, txn: true, newErrors: req.KIP1319Errors}); err != nil {
-		c.mu.Unlock()
-		return nil, err
-	}
-	c.mu.Unlock()
-	perr := map[TopicPartition]error{}
-	ok := make(map[TopicPartition]Offset, len(req.Offsets))
-	now := c.clock.Now().UnixMilli()
-	for tp, o := range req.Offsets {
-		if len(o.Metadata) > st.OffsetMetadataMaxBytes {
-			perr[tp] = ErrOffsetMetadataTooLarge
-			continue
-		}
-		o.CommitTime = now
-		ok[tp] = o
-	}
-	if len(ok) == 0 {
-		return perr, nil
+	ok, perr, err := c.acceptOffsets(commitCheck{group: req.Group, memberID: req.MemberID, instanceID: req.InstanceID,
+		generation: req.Generation, txn: true, newErrors: req.KIP1319Errors}, req.Offsets)
+	if err != nil || len(ok) == 0 {
+		return perr, err
 	}
 	if err := ts.StageTxn(req.Group, req.ProducerID, ok); err != nil {
 		return nil, err

@@ -1,8 +1,10 @@
 package log
 
 // The types the broker exchanges with the storage engine. The methods live
-// in manager.go (Manager), log.go (Log) and errors.go (ErrorCode); api_test.go
-// pins their signatures.
+// in manager.go (Manager), errors.go (ErrorCode) and, for Log, log.go and
+// the files named for what they do (append.go, read.go, timestamp.go,
+// retention.go, truncate.go, close.go, ...); api_test.go pins their
+// signatures.
 
 import (
 	"errors"

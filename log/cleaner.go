@@ -5,7 +5,7 @@ package log
 //
 // One pass over a log:
 //
-//  1. Plan: the dirty section starts at the cleaner checkpoint (where the
+//  1. Plan (cleanplan.go): the dirty section starts at the cleaner checkpoint (where the
 //     last pass ended, or the log start) and ends at the first uncleanable
 //     offset: the active segment's base, the first unstable offset (an open
 //     transaction) and the first segment holding a record younger than
@@ -37,6 +37,9 @@ package log
 //     renamed to .swap and then over the old segment; the log's lock is
 //     held only for the renames and the in-memory swap.
 //  5. The cleaner checkpoint moves to mapEnd.
+//
+// The background threads that pick logs and run passes, throttled, are in
+// cleanloop.go.
 
 import (
 	"context"
@@ -45,8 +48,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -119,27 +120,6 @@ type cleanEnv struct {
 // errCleanAborted means the log changed under a pass (retention, a
 // truncation, a close); the pass is dropped and tried again later.
 var errCleanAborted = errors.New("log changed while it was cleaned")
-
-// cleanPlan is what a pass found under the log's locks.
-type cleanPlan struct {
-	cfg          Config
-	segs         []*segment // acquired; all but the last are sealed
-	sizes        []int64
-	maxTs        []int64
-	logStart     int64
-	firstDirty   int64
-	end          int64 // first uncleanable offset
-	aborted      map[int64][]abortedTxn
-	allAborted   []abortedTxn
-	producerLast map[int64]int64
-	truncations  int64 // Log.truncations when planned
-}
-
-func (p *cleanPlan) release() {
-	for _, s := range p.segs {
-		s.release()
-	}
-}
 
 // Clean runs one cleaning pass over the log if it is eligible (see the
 // file comment); force ignores min.cleanable.dirty.ratio. It is what the
@@ -225,137 +205,6 @@ func (l *Log) clean(env *cleanEnv) (CleanStats, error) {
 		"bytes_read", st.BytesRead, "bytes_written", st.BytesWritten, "records_read", st.RecordsRead,
 		"records_kept", st.RecordsKept, "took", st.Duration)
 	return st, nil
-}
-
-// planClean decides whether the log is to be cleaned now and takes what
-// the pass needs from under the locks; nil if there is nothing to do.
-func (l *Log) planClean(env *cleanEnv) (*cleanPlan, error) {
-	if l.cleanerCkpt < 0 {
-		_, statErr := l.readSmallFile(cleanerCheckpointName)
-		ck, err := l.readOffsetCheckpoint(cleanerCheckpointName)
-		if err != nil {
-			l.logger.Warn("ignoring unreadable cleaner checkpoint; cleaning from the log start", "err", err)
-			ck = 0
-		}
-		if isNotExist(statErr) {
-			// Written before the first swap: it tells a later open (even
-			// after cleanup.policy changed) that the log has holes.
-			if err := l.writeOffsetCheckpoint(cleanerCheckpointName, 0); err != nil {
-				return nil, l.writeFailed("write cleaner checkpoint", err)
-			}
-		}
-		l.cleanerCkpt = ck
-	}
-	p := &cleanPlan{}
-	l.appendMu.Lock()
-	l.mu.RLock()
-	if err := l.usableLocked(); err != nil {
-		l.mu.RUnlock()
-		l.appendMu.Unlock()
-		return nil, err
-	}
-	p.cfg = l.mu.cfg
-	if !p.cfg.CleanupCompact {
-		l.mu.RUnlock()
-		l.appendMu.Unlock()
-		return nil, nil
-	}
-	l.holes = true // (appendMu held: new segments get holes = true)
-	p.segs = append([]*segment(nil), l.mu.segs...)
-	for _, s := range p.segs {
-		s.acquire()
-		p.sizes = append(p.sizes, s.size.Load())
-		p.maxTs = append(p.maxTs, s.maxTs)
-	}
-	p.logStart = l.mu.logStart
-	p.truncations = l.truncations.Load()
-	fu := l.txn.firstUnstable
-	p.allAborted = append([]abortedTxn(nil), l.txn.aborted...)
-	activeBase := l.activeLocked().base
-	l.mu.RUnlock()
-	p.producerLast = make(map[int64]int64, len(l.producers.m))
-	for id, e := range l.producers.m {
-		if e.n > 0 {
-			b := e.batches[e.n-1]
-			p.producerLast[id] = b.firstOffset + int64(b.lastOffsetDelta)
-		}
-	}
-	l.appendMu.Unlock()
-
-	p.aborted = map[int64][]abortedTxn{}
-	for _, a := range p.allAborted {
-		p.aborted[a.producerID] = append(p.aborted[a.producerID], a)
-	}
-	for _, list := range p.aborted {
-		sort.Slice(list, func(i, j int) bool { return list[i].first < list[j].first })
-	}
-
-	nowMs := env.now.UnixMilli()
-	end := activeBase
-	if fu >= 0 {
-		end = min(end, fu)
-	}
-	first := max(l.cleanerCkpt, p.logStart, p.segs[0].base)
-	if first > end && l.cleanerCkpt > end {
-		// The log was truncated below the checkpoint.
-		first = max(p.logStart, p.segs[0].base)
-		l.cleanerCkpt = first
-	}
-	p.firstDirty = first
-	if p.cfg.MinCompactionLagMs > 0 {
-		for i, s := range p.segs[:len(p.segs)-1] {
-			if s.base >= end {
-				break
-			}
-			if i+1 < len(p.segs) && p.segs[i+1].base <= first {
-				continue
-			}
-			if p.maxTs[i] > nowMs-p.cfg.MinCompactionLagMs {
-				end = min(end, s.base)
-				break
-			}
-		}
-	}
-	p.end = end
-	var cleanBytes, dirtyBytes int64
-	firstDirtySeg := -1
-	for i, s := range p.segs[:len(p.segs)-1] {
-		next := p.segs[i+1].base
-		switch {
-		case next <= first:
-			cleanBytes += p.sizes[i]
-		case s.base < end:
-			dirtyBytes += p.sizes[i]
-			if firstDirtySeg < 0 {
-				firstDirtySeg = i
-			}
-		}
-	}
-	due := false
-	if h := l.nextHorizonMs.Load(); h > 0 && nowMs >= h {
-		due = true
-	}
-	if dirtyBytes > 0 && end > first {
-		ratio := float64(dirtyBytes) / float64(cleanBytes+dirtyBytes)
-		if env.force || ratio > p.cfg.MinCleanableDirtyRatio || (p.cfg.MinCleanableDirtyRatio <= 0 && ratio > 0) {
-			due = true
-		} else if p.cfg.MaxCompactionLagMs > 0 && p.cfg.MaxCompactionLagMs < math.MaxInt64 && firstDirtySeg >= 0 {
-			// max.compaction.lag.ms: the oldest dirty record is due.
-			var hdr [batchHeaderSize]byte
-			s := p.segs[firstDirtySeg]
-			if p.sizes[firstDirtySeg] >= batchHeaderSize && readFull(s.log, hdr[:], 0) == nil {
-				ts := parseHeader(hdr[:]).MaxTimestamp
-				if ts >= 0 && nowMs-ts > p.cfg.MaxCompactionLagMs {
-					due = true
-				}
-			}
-		}
-	}
-	if !due {
-		p.release()
-		return nil, nil
-	}
-	return p, nil
 }
 
 // cleaning is one pass's state.
@@ -715,238 +564,4 @@ func (c *cleaning) rewrite(b []byte, h *batchHeader, recs []byte, kept []cleanRe
 	}
 	finishBatch(c.out, int32(len(kept)), attrs, newBase, maxTs)
 	return c.out, nil
-}
-
-// throttler bounds the cleaner's I/O rate (log.cleaner.io.max.bytes.per.second).
-type throttler struct {
-	rate  float64
-	start time.Time
-	bytes int64
-}
-
-func newThrottler(rate float64) *throttler { return &throttler{rate: rate, start: time.Now()} }
-
-// wait sleeps as long as the bytes done so far are ahead of the rate. A
-// nil throttler never waits.
-func (t *throttler) wait(n int64) {
-	if t == nil {
-		return
-	}
-	t.bytes += n
-	want := time.Duration(float64(t.bytes) / t.rate * float64(time.Second))
-	if ahead := want - time.Since(t.start); ahead > 10*time.Millisecond {
-		time.Sleep(ahead)
-	}
-	if time.Since(t.start) > time.Second {
-		// a fresh window, so an idle spell does not buy a burst
-		t.start, t.bytes = time.Now(), 0
-	}
-}
-
-// cleaner runs the manager's cleaner threads. Its options are dynamic
-// (log.cleaner.* broker configs, SetCleanerOptions): a pass takes them when
-// it starts; a change of log.cleaner.threads starts or ends threads.
-type cleaner struct {
-	m    *Manager
-	mu   sync.Mutex
-	opts CleanerOptions // guarded by mu
-	// wakeCh is closed (and replaced) to wake every thread at once.
-	wakeCh chan struct{}
-	live   map[int]bool // threads running, by index; guarded by mu
-	ctx    context.Context
-	wg     sync.WaitGroup
-	busy   map[*Log]bool // logs a thread is cleaning; guarded by mu
-	runs   atomic.Int64
-	// lastVisit: when a closed partition was last opened for a look.
-	lastVisit map[*Partition]time.Time
-}
-
-func newCleaner(m *Manager, opts CleanerOptions) *cleaner {
-	threads := opts.Threads
-	opts = opts.withDefaults()
-	if threads == 0 && opts.Disable {
-		opts.Threads = 0
-	}
-	return &cleaner{m: m, opts: opts, wakeCh: make(chan struct{}), live: map[int]bool{},
-		busy: map[*Log]bool{}, lastVisit: map[*Partition]time.Time{}}
-}
-
-// start runs the threads until ctx is done (Manager.Run).
-func (c *cleaner) start(ctx context.Context) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.ctx = ctx
-	c.spawnLocked()
-}
-
-// spawnLocked starts the threads opts asks for that are not running.
-func (c *cleaner) spawnLocked() {
-	if c.ctx == nil || c.opts.Disable {
-		return
-	}
-	for i := range c.opts.Threads {
-		if c.live[i] {
-			continue
-		}
-		c.live[i] = true
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			c.run(c.ctx, i)
-		}()
-	}
-}
-
-// run is one cleaner thread: it cleans the dirtiest eligible log, or waits
-// log.cleaner.backoff.ms when there is none.
-func (c *cleaner) run(ctx context.Context, thread int) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		c.mu.Lock()
-		if thread >= c.opts.Threads {
-			delete(c.live, thread) // log.cleaner.threads went down
-			c.mu.Unlock()
-			return
-		}
-		wake := c.wakeCh
-		c.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			c.mu.Lock()
-			delete(c.live, thread)
-			c.mu.Unlock()
-			return
-		case <-timer.C:
-		case <-wake:
-			timer.Reset(0) // re-read the options, then look at once
-			continue
-		}
-		if !c.cleanSome(ctx, thread) {
-			c.mu.Lock()
-			d := c.opts.Backoff
-			c.mu.Unlock()
-			timer.Reset(d)
-		} else {
-			timer.Reset(0)
-		}
-	}
-}
-
-// closedLogCheckInterval is how often the cleaner opens a compacted
-// partition that is not open (Kafka keeps every log open; sharq closes
-// unused ones, see Options.MaxOpenLogs).
-const closedLogCheckInterval = 5 * time.Minute
-
-// cleanSome offers every compacted partition to one pass; it reports
-// whether any log was cleaned.
-func (c *cleaner) cleanSome(ctx context.Context, thread int) bool {
-	cleaned := false
-	for _, p := range c.m.handles() {
-		if ctx.Err() != nil {
-			return cleaned
-		}
-		p.mu.Lock()
-		open := p.log != nil
-		compact := p.cfg.CleanupCompact || (open && p.log.Config().CleanupCompact)
-		p.mu.Unlock()
-		if !compact {
-			continue
-		}
-		if !open && thread >= 0 {
-			// A closed log is opened for a look at most every
-			// closedLogCheckInterval, not every backoff.
-			now := c.m.now()
-			c.mu.Lock()
-			due := now.Sub(c.lastVisit[p]) >= closedLogCheckInterval
-			if due {
-				c.lastVisit[p] = now
-			}
-			c.mu.Unlock()
-			if !due {
-				continue
-			}
-		}
-		p.visit(func(l *Log) {
-			c.mu.Lock()
-			if c.busy[l] && thread >= 0 {
-				// (CleanNow, thread -1, waits for the pass instead)
-				c.mu.Unlock()
-				return
-			}
-			if thread >= 0 {
-				c.busy[l] = true
-			}
-			c.mu.Unlock()
-			defer func() {
-				if thread >= 0 {
-					c.mu.Lock()
-					delete(c.busy, l)
-					c.mu.Unlock()
-				}
-			}()
-			env := c.env()
-			if thread >= 0 {
-				env.ctx = ctx
-			}
-			st, err := l.clean(env)
-			if err != nil && !errors.Is(err, ErrClosed) {
-				c.m.logger.Error("log cleaning failed", "topic", l.topic, "partition", l.partition, "err", err)
-			}
-			if st.Cleaned {
-				cleaned = true
-				c.runs.Add(1)
-			}
-		})
-	}
-	return cleaned
-}
-
-func (c *cleaner) env() *cleanEnv {
-	c.mu.Lock()
-	o := c.opts
-	c.mu.Unlock()
-	threads := max(o.Threads, 1)
-	env := &cleanEnv{
-		now:        c.m.now(),
-		mapBytes:   o.DedupeBufferSize / int64(threads),
-		loadFactor: o.IOBufferLoadFactor,
-		ioBuf:      o.IOBufferSize,
-	}
-	if o.IOMaxBytesPerSecond > 0 {
-		env.throttle = newThrottler(o.IOMaxBytesPerSecond / float64(threads))
-	}
-	return env
-}
-
-// SetCleanerOptions applies changed log.cleaner.* settings (dynamic
-// broker configs): the next pass of each thread uses them, a changed
-// backoff wakes the threads, and a changed thread count starts or ends
-// threads. Disable only counts at start (log.cleaner.enable is static).
-func (m *Manager) SetCleanerOptions(o CleanerOptions) {
-	c := m.cleaner
-	threads := max(o.Threads, 0)
-	o = o.withDefaults()
-	o.Threads = threads
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o.Disable = c.opts.Disable
-	if o == c.opts {
-		return
-	}
-	c.opts = o
-	close(c.wakeCh)
-	c.wakeCh = make(chan struct{})
-	c.spawnLocked()
-}
-
-// CleanNow runs one cleaning pass over every compacted partition at once
-// (with the manager's clock and the broker's log.cleaner.* settings) and
-// returns how many logs were cleaned. It is for tests and tools: the
-// background threads do the same every log.cleaner.backoff.ms.
-func (m *Manager) CleanNow() int {
-	c := m.cleaner
-	before := c.runs.Load()
-	c.cleanSome(context.Background(), -1)
-	return int(c.runs.Load() - before)
 }

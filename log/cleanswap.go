@@ -203,7 +203,60 @@ func (l *Log) swapCleaned(groups []*cleanedFiles, truncations int64) error {
 	}
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
+	at, err := l.locateGroups(groups, truncations)
+	if err == nil {
+		err = l.dirtyLocked()
+	}
+	if err != nil {
+		removeAll()
+		return err
+	}
+	if err := l.renameCleaned(groups); err != nil {
+		return err
+	}
+	news, err := l.openCleaned(groups)
+	if err != nil {
+		return err
+	}
+	var delta int64
+	l.mu.Lock()
+	segs := make([]*segment, 0, len(l.mu.segs))
+	prev := 0
+	for gi, f := range groups {
+		segs = append(segs, l.mu.segs[prev:at[gi]]...)
+		segs = append(segs, news[gi])
+		prev = at[gi] + len(f.group)
+		delta += news[gi].size.Load()
+		for _, g := range f.group {
+			delta -= g.size.Load()
+		}
+	}
+	segs = append(segs, l.mu.segs[prev:]...)
+	l.mu.segs = segs
+	for i := range l.txn.aborted {
+		a := &l.txn.aborted[i]
+		for _, f := range groups {
+			if a.segment >= f.base && a.segment < f.end {
+				a.segment = f.base
+			}
+		}
+	}
+	l.mu.Unlock()
+	l.size.Add(delta)
+	for _, f := range groups {
+		for _, g := range f.group {
+			g.release() // the list's reference; open readers keep theirs
+		}
+	}
+	return nil
+}
+
+// locateGroups finds where each group's segments stand in the log's list;
+// errCleanAborted if the log was truncated since the pass was planned or a
+// group's segments are no longer in place. Called with appendMu held.
+func (l *Log) locateGroups(groups []*cleanedFiles, truncations int64) ([]int, error) {
 	l.mu.RLock()
+	defer l.mu.RUnlock()
 	err := l.usableLocked()
 	if err == nil && l.truncations.Load() != truncations {
 		// (a truncated segment may be the same object with other data)
@@ -230,14 +283,13 @@ func (l *Log) swapCleaned(groups []*cleanedFiles, truncations int64) error {
 			err = errCleanAborted
 		}
 	}
-	l.mu.RUnlock()
-	if err == nil {
-		err = l.dirtyLocked()
-	}
-	if err != nil {
-		removeAll()
-		return err
-	}
+	return at, err
+}
+
+// renameCleaned moves the new files in: every group's .cleaned files to
+// .swap (the commit point), then the old segments out and the .swap files
+// over them, each stage made durable.
+func (l *Log) renameCleaned(groups []*cleanedFiles) error {
 	name := func(base int64, suffix string) string { return l.filePath(segmentName(base, suffix)) }
 	for gi, f := range groups {
 		for _, suf := range segmentSuffixes {
@@ -281,6 +333,11 @@ func (l *Log) swapCleaned(groups []*cleanedFiles, truncations int64) error {
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		return l.fail("sync "+l.dir, err)
 	}
+	return nil
+}
+
+// openCleaned opens the swapped-in segments as sealed, durable ones.
+func (l *Log) openCleaned(groups []*cleanedFiles) ([]*segment, error) {
 	news := make([]*segment, len(groups))
 	for gi, f := range groups {
 		s, _, _, err := l.openSegmentFiles(f.base)
@@ -288,7 +345,7 @@ func (l *Log) swapCleaned(groups []*cleanedFiles, truncations int64) error {
 			for _, n := range news[:gi] {
 				n.closeFiles()
 			}
-			return l.fail("open cleaned segment", err)
+			return nil, l.fail("open cleaned segment", err)
 		}
 		s.sealed = true
 		s.holes = true
@@ -303,37 +360,7 @@ func (l *Log) swapCleaned(groups []*cleanedFiles, truncations int64) error {
 		}
 		news[gi] = s
 	}
-	var delta int64
-	l.mu.Lock()
-	segs := make([]*segment, 0, len(l.mu.segs))
-	prev := 0
-	for gi, f := range groups {
-		segs = append(segs, l.mu.segs[prev:at[gi]]...)
-		segs = append(segs, news[gi])
-		prev = at[gi] + len(f.group)
-		delta += news[gi].size.Load()
-		for _, g := range f.group {
-			delta -= g.size.Load()
-		}
-	}
-	segs = append(segs, l.mu.segs[prev:]...)
-	l.mu.segs = segs
-	for i := range l.txn.aborted {
-		a := &l.txn.aborted[i]
-		for _, f := range groups {
-			if a.segment >= f.base && a.segment < f.end {
-				a.segment = f.base
-			}
-		}
-	}
-	l.mu.Unlock()
-	l.size.Add(delta)
-	for _, f := range groups {
-		for _, g := range f.group {
-			g.release() // the list's reference; open readers keep theirs
-		}
-	}
-	return nil
+	return news, nil
 }
 
 // recoverCleanerSwaps finishes or rolls back a cleaner swap interrupted by

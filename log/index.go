@@ -192,3 +192,36 @@ func checkTimeIndex(tidx []byte, maxRel int64) ([]byte, error) {
 	}
 	return tidx, err
 }
+
+// putIndexFiles writes index entries to s's index files and fsyncs them,
+// the offset index and then the time index: idx and tidx from the byte
+// offsets idxFrom and tidxFrom on (the files already hold what is before),
+// each file cut to its entries' length when cut is set. op names the step
+// that failed ("write", "truncate" or "fsync") for the caller's error.
+func (s *segment) putIndexFiles(idx, tidx []byte, idxFrom, tidxFrom int, cut bool) (op string, err error) {
+	for _, x := range [...]struct {
+		f    File
+		data []byte
+		from int
+	}{{s.index, idx, idxFrom}, {s.tindex, tidx, tidxFrom}} {
+		if len(x.data) > x.from {
+			if _, err := x.f.WriteAt(x.data[x.from:], int64(x.from)); err != nil {
+				return "write", err
+			}
+		}
+		if cut {
+			if err := x.f.Truncate(int64(len(x.data))); err != nil {
+				return "truncate", err
+			}
+		}
+		if err := x.f.Sync(); err != nil {
+			return "fsync", err
+		}
+	}
+	return "", nil
+}
+
+// indexFileError is putIndexFiles' failure as a storage error.
+func indexFileError(s *segment, op string, err error) error {
+	return fmt.Errorf("%w: %s index of %s: %w", ErrStorage, op, s.logPath, err)
+}

@@ -1,37 +1,15 @@
 package log
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
-
-const (
-	epochCheckpointName = "leader-epoch-checkpoint"
-	// logStartCheckpointName holds the log start offset moved by
-	// DeleteRecords, in Kafka's checkpoint text format (version 0, count 1,
-	// one offset line). Kafka keeps one such file per log dir; a file per
-	// partition keeps partitions independent.
-	logStartCheckpointName = "log-start-offset-checkpoint"
-	// recoveryPointName holds the base offset of the first segment that
-	// may not be fully fsynced (Kafka's recovery-point-offset-checkpoint,
-	// per partition). Segments below it are trusted after a crash; the
-	// ones from it on are scanned completely.
-	recoveryPointName = "recovery-point-offset-checkpoint"
-	// cleanShutdownName marks a partition closed cleanly: its active index
-	// files are complete and a producer snapshot at the log end exists.
-	cleanShutdownName = ".clean-shutdown"
-)
-
-// cleanShutdownContent is the marker's body: magic "SQCS" and version 1.
-var cleanShutdownContent = []byte{'S', 'Q', 'C', 'S', 1}
 
 func (c Config) withDefaults() Config {
 	if c.SegmentBytes <= 0 {
@@ -71,7 +49,7 @@ func (c Config) withDefaults() Config {
 }
 
 // openLog opens (recovering if needed) or creates the partition log in dir.
-func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *slog.Logger, now func() time.Time) (*Log, error) {
+func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *slog.Logger, now func() time.Time) (_ *Log, retErr error) {
 	l := &Log{
 		topic:     topic,
 		partition: partition,
@@ -84,106 +62,39 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 	l.cleanerCkpt = -1
 	l.gc.cond.L = &l.gc.mu
 	l.mu.cfg = cfg.withDefaults()
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: create %s: %w", ErrStorage, dir, err)
-	}
-	names, err := fsys.ReadDir(dir)
+	names, err := l.listDir()
 	if err != nil {
-		return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, dir, err)
-	}
-	if changed, err := l.recoverCleanerSwaps(names); err != nil {
 		return nil, err
-	} else if changed {
-		if names, err = fsys.ReadDir(dir); err != nil {
-			return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, dir, err)
-		}
 	}
-	var bases, snapshots []int64
-	clean := false
-	haveLog := map[int64]bool{}
-	for _, n := range names {
-		if b, ok := parseSegmentName(n, logSuffix); ok {
-			bases = append(bases, b)
-			haveLog[b] = true
-		}
+	files, err := l.sortDir(names)
+	if err != nil {
+		return nil, err
 	}
-	for _, n := range names {
-		switch {
-		case n == cleanShutdownName:
-			clean = true
-		case strings.HasSuffix(n, tmpSuffix):
-			// an interrupted atomic write; the old file (if any) is intact
-			if err := fsys.Remove(filepath.Join(dir, n)); err != nil {
-				return nil, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
-			}
-		case strings.HasSuffix(n, snapshotSuffix):
-			if b, ok := parseSegmentName(n, snapshotSuffix); ok {
-				snapshots = append(snapshots, b)
-			}
-		case strings.HasSuffix(n, indexSuffix) || strings.HasSuffix(n, timeIndexSuffix):
-			suffix := indexSuffix
-			if strings.HasSuffix(n, timeIndexSuffix) {
-				suffix = timeIndexSuffix
-			}
-			if b, ok := parseSegmentName(n, suffix); ok && !haveLog[b] {
-				// orphan of a segment whose .log was deleted first
-				if err := fsys.Remove(filepath.Join(dir, n)); err != nil {
-					return nil, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
-				}
-			}
-		}
-	}
-	slices.Sort(bases)
-	slices.Sort(snapshots)
 	// A compacted log (now, or cleaned before: the cleaner checkpoint is
 	// written before its first swap) may have offset holes.
 	l.holes = l.mu.cfg.CleanupCompact || slices.Contains(names, cleanerCheckpointName)
 
-	epochsChanged := false
-	l.epochLimit = math.MaxInt32
-	if data, err := l.readSmallFile(epochCheckpointName); err == nil {
-		c, derr := decodeEpochCheckpoint(data)
-		if derr != nil {
-			l.logger.Warn("ignoring corrupt leader epoch checkpoint; rebuilding it from the log", "err", derr)
-			epochsChanged = true
-		} else {
-			l.mu.epochs = c
-			if len(c) > 0 {
-				l.epochLimit = c.latest()
-			}
-		}
-	} else if !isNotExist(err) {
-		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	epochsChanged, err := l.readEpochs()
+	if err != nil {
+		return nil, err
 	}
 	logStart, err := l.readLogStartCheckpoint()
 	if err != nil {
 		l.logger.Warn("ignoring unreadable log start offset checkpoint", "err", err)
 		logStart = 0
 	}
-	if len(bases) == 0 {
-		s, err := l.createSegment(logStart)
-		if err != nil {
-			return nil, err
-		}
-		l.mu.segs = []*segment{s}
-	} else {
-		rp := int64(math.MaxInt64)
-		if !clean {
-			if rp, err = l.readOffsetCheckpoint(recoveryPointName); err != nil {
-				l.logger.Warn("ignoring unreadable recovery point; scanning all segments", "err", err)
-				rp = 0
-			}
-		}
-		if err := l.openSegments(bases, rp, clean); err != nil {
-			l.closeSegments()
-			return nil, err
-		}
+	if err := l.openOrCreateSegments(files.bases, logStart, files.clean); err != nil {
+		return nil, err
 	}
+	defer func() {
+		if retErr != nil {
+			l.closeSegments()
+		}
+	}()
 	active := l.mu.segs[len(l.mu.segs)-1]
 	l.recoveryPoint = active.base
-	if !clean {
+	if !files.clean {
 		if err := l.writeOffsetCheckpoint(recoveryPointName, active.base); err != nil {
-			l.closeSegments()
 			return nil, err
 		}
 	}
@@ -201,49 +112,11 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 	if l.mu.epochs.truncateFromStart(l.mu.logStart) {
 		epochsChanged = true
 	}
-
-	changed, err := l.rebuildProducerState(snapshots, l.mu.leo)
-	if err != nil {
-		l.closeSegments()
+	if err := l.recoverProducers(files, epochsChanged); err != nil {
 		return nil, err
 	}
-	epochsChanged = epochsChanged || changed
-	if epochsChanged {
-		if err := l.writeEpochCheckpoint(l.mu.epochs); err != nil {
-			l.closeSegments()
-			return nil, err
-		}
-	}
-	staleSnapshots := false
-	for _, b := range snapshots {
-		if b > l.mu.leo {
-			// from data lost in a crash; it must not come back once the
-			// log grows past its offset again
-			l.removeFile(segmentName(b, snapshotSuffix))
-			staleSnapshots = true
-		}
-	}
-	if staleSnapshots && !clean {
-		if err := fsys.SyncDir(dir); err != nil {
-			l.closeSegments()
-			return nil, fmt.Errorf("%w: sync %s: %w", ErrStorage, dir, err)
-		}
-	}
-	if clean && !l.markerDoubt {
-		// The marker stays until the first change (dirtyLocked removes it,
-		// durably, before anything new is written, or a later crash would
-		// be mistaken for a clean stop): opening and closing a partition
-		// that only served reads costs no write and no fsync.
-		l.cleanMarker = true
-	} else if clean {
-		if err := fsys.Remove(filepath.Join(dir, cleanShutdownName)); err != nil {
-			l.closeSegments()
-			return nil, fmt.Errorf("%w: remove clean shutdown marker: %w", ErrStorage, err)
-		}
-		if err := fsys.SyncDir(dir); err != nil {
-			l.closeSegments()
-			return nil, fmt.Errorf("%w: sync %s: %w", ErrStorage, dir, err)
-		}
+	if err := l.keepCleanMarker(files.clean); err != nil {
+		return nil, err
 	}
 	for _, s := range l.mu.segs {
 		// the epoch check is for data written before the crash only
@@ -253,107 +126,181 @@ func openLog(fsys FS, dir, topic string, partition int32, cfg Config, logger *sl
 	return l, nil
 }
 
+// listDir lists the partition directory, creating it if needed, after
+// finishing or undoing a cleaner swap a crash interrupted.
+func (l *Log) listDir() ([]string, error) {
+	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: create %s: %w", ErrStorage, l.dir, err)
+	}
+	names, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, l.dir, err)
+	}
+	if changed, err := l.recoverCleanerSwaps(names); err != nil {
+		return nil, err
+	} else if changed {
+		if names, err = l.fs.ReadDir(l.dir); err != nil {
+			return nil, fmt.Errorf("%w: list %s: %w", ErrStorage, l.dir, err)
+		}
+	}
+	return names, nil
+}
+
+// dirFiles is what openLog finds in the partition directory.
+type dirFiles struct {
+	bases     []int64 // segments, ascending
+	snapshots []int64 // producer snapshots, ascending
+	clean     bool    // the clean shutdown marker is there
+}
+
+// sortDir sorts the directory's files into dirFiles and removes what an
+// interrupted write or deletion left: temporary files, and index files
+// whose .log is gone.
+func (l *Log) sortDir(names []string) (dirFiles, error) {
+	var d dirFiles
+	haveLog := map[int64]bool{}
+	for _, n := range names {
+		if b, ok := parseSegmentName(n, logSuffix); ok {
+			d.bases = append(d.bases, b)
+			haveLog[b] = true
+		}
+	}
+	for _, n := range names {
+		switch {
+		case n == cleanShutdownName:
+			d.clean = true
+		case strings.HasSuffix(n, tmpSuffix):
+			// an interrupted atomic write; the old file (if any) is intact
+			if err := l.fs.Remove(filepath.Join(l.dir, n)); err != nil {
+				return d, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
+			}
+		case strings.HasSuffix(n, snapshotSuffix):
+			if b, ok := parseSegmentName(n, snapshotSuffix); ok {
+				d.snapshots = append(d.snapshots, b)
+			}
+		case strings.HasSuffix(n, indexSuffix) || strings.HasSuffix(n, timeIndexSuffix):
+			suffix := indexSuffix
+			if strings.HasSuffix(n, timeIndexSuffix) {
+				suffix = timeIndexSuffix
+			}
+			if b, ok := parseSegmentName(n, suffix); ok && !haveLog[b] {
+				// orphan of a segment whose .log was deleted first
+				if err := l.fs.Remove(filepath.Join(l.dir, n)); err != nil {
+					return d, fmt.Errorf("%w: remove %s: %w", ErrStorage, n, err)
+				}
+			}
+		}
+	}
+	slices.Sort(d.bases)
+	slices.Sort(d.snapshots)
+	return d, nil
+}
+
+// readEpochs loads the leader epoch checkpoint; changed reports a corrupt
+// one, which is rebuilt from the log.
+func (l *Log) readEpochs() (changed bool, _ error) {
+	l.epochLimit = math.MaxInt32
+	data, err := l.readSmallFile(epochCheckpointName)
+	if err != nil {
+		if !isNotExist(err) {
+			return false, fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+		return false, nil
+	}
+	c, derr := decodeEpochCheckpoint(data)
+	if derr != nil {
+		l.logger.Warn("ignoring corrupt leader epoch checkpoint; rebuilding it from the log", "err", derr)
+		return true, nil
+	}
+	l.mu.epochs = c
+	if len(c) > 0 {
+		l.epochLimit = c.latest()
+	}
+	return false, nil
+}
+
+// openOrCreateSegments opens the segments at bases, recovering those from
+// the recovery point on after an unclean stop, or creates the first
+// segment of a new log at logStart.
+func (l *Log) openOrCreateSegments(bases []int64, logStart int64, clean bool) error {
+	if len(bases) == 0 {
+		s, err := l.createSegment(logStart)
+		if err != nil {
+			return err
+		}
+		l.mu.segs = []*segment{s}
+		return nil
+	}
+	rp := int64(math.MaxInt64)
+	if !clean {
+		var err error
+		if rp, err = l.readOffsetCheckpoint(recoveryPointName); err != nil {
+			l.logger.Warn("ignoring unreadable recovery point; scanning all segments", "err", err)
+			rp = 0
+		}
+	}
+	if err := l.openSegments(bases, rp, clean); err != nil {
+		l.closeSegments()
+		return err
+	}
+	return nil
+}
+
+// recoverProducers rebuilds the producer state from the newest usable
+// snapshot, writes the epoch checkpoint if the epochs changed, and removes
+// snapshots past the log end.
+func (l *Log) recoverProducers(files dirFiles, epochsChanged bool) error {
+	changed, err := l.rebuildProducerState(files.snapshots, l.mu.leo)
+	if err != nil {
+		return err
+	}
+	if epochsChanged || changed {
+		if err := l.writeEpochCheckpoint(l.mu.epochs); err != nil {
+			return err
+		}
+	}
+	staleSnapshots := false
+	for _, b := range files.snapshots {
+		if b > l.mu.leo {
+			// from data lost in a crash; it must not come back once the
+			// log grows past its offset again
+			l.removeFile(segmentName(b, snapshotSuffix))
+			staleSnapshots = true
+		}
+	}
+	if staleSnapshots && !files.clean {
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return fmt.Errorf("%w: sync %s: %w", ErrStorage, l.dir, err)
+		}
+	}
+	return nil
+}
+
+// keepCleanMarker decides what becomes of the clean shutdown marker found
+// at open.
+func (l *Log) keepCleanMarker(clean bool) error {
+	if clean && !l.markerDoubt {
+		// The marker stays until the first change (dirtyLocked removes it,
+		// durably, before anything new is written, or a later crash would
+		// be mistaken for a clean stop): opening and closing a partition
+		// that only served reads costs no write and no fsync.
+		l.cleanMarker = true
+	} else if clean {
+		if err := l.fs.Remove(filepath.Join(l.dir, cleanShutdownName)); err != nil {
+			return fmt.Errorf("%w: remove clean shutdown marker: %w", ErrStorage, err)
+		}
+		if err := l.fs.SyncDir(l.dir); err != nil {
+			return fmt.Errorf("%w: sync %s: %w", ErrStorage, l.dir, err)
+		}
+	}
+	return nil
+}
+
 func (l *Log) closeSegments() {
 	for _, s := range l.mu.segs {
 		s.closeFiles()
 	}
 	l.mu.segs = nil
-}
-
-func (l *Log) filePath(name string) string { return filepath.Join(l.dir, name) }
-
-func (l *Log) removeFile(name string) {
-	if err := l.fs.Remove(l.filePath(name)); err != nil && !isNotExist(err) {
-		l.logger.Warn("cannot remove file", "file", l.filePath(name), "err", err)
-	}
-}
-
-func (l *Log) readSmallFile(name string) ([]byte, error) {
-	f, err := l.fs.OpenFile(l.filePath(name), os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := readWhole(f)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", l.filePath(name), err)
-	}
-	return b, nil
-}
-
-// writeFileAtomic replaces name with data: write a tmp file, fsync it,
-// rename it over name, fsync the directory.
-func (l *Log) writeFileAtomic(name string, data []byte) error {
-	tmp := l.filePath(name + tmpSuffix)
-	f, err := l.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
-	if err != nil {
-		return fmt.Errorf("%w: create %s: %w", ErrStorage, tmp, err)
-	}
-	if _, err := f.WriteAt(data, 0); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: write %s: %w", ErrStorage, tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: sync %s: %w", ErrStorage, tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("%w: close %s: %w", ErrStorage, tmp, err)
-	}
-	if err := l.fs.Rename(tmp, l.filePath(name)); err != nil {
-		return fmt.Errorf("%w: rename %s: %w", ErrStorage, tmp, err)
-	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
-		return fmt.Errorf("%w: sync %s: %w", ErrStorage, l.dir, err)
-	}
-	return nil
-}
-
-func (l *Log) writeEpochCheckpoint(c epochCache) error {
-	return l.writeFileAtomic(epochCheckpointName, c.encode())
-}
-
-func (l *Log) readLogStartCheckpoint() (int64, error) {
-	return l.readOffsetCheckpoint(logStartCheckpointName)
-}
-
-// readOffsetCheckpoint reads a one-offset file in Kafka's checkpoint text
-// format (version 0, count 1, the offset); a missing file reads as 0.
-func (l *Log) readOffsetCheckpoint(name string) (int64, error) {
-	data, err := l.readSmallFile(name)
-	if isNotExist(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	v, err := decodeOffsetCheckpoint(data)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
-	}
-	return v, nil
-}
-
-// decodeOffsetCheckpoint parses a one-offset checkpoint: "0\n1\n<offset>\n"
-// (Kafka's checkpoint text format; also the cleaner's swap marker).
-func decodeOffsetCheckpoint(data []byte) (int64, error) {
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) != 3 || lines[0] != "0" || lines[1] != "1" {
-		return 0, fmt.Errorf("unexpected content %q", data)
-	}
-	v, err := strconv.ParseInt(lines[2], 10, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("bad offset %q", lines[2])
-	}
-	return v, nil
-}
-
-func (l *Log) writeOffsetCheckpoint(name string, offset int64) error {
-	return l.writeFileAtomic(name, []byte("0\n1\n"+strconv.FormatInt(offset, 10)+"\n"))
-}
-
-func (l *Log) writeLogStartCheckpoint(offset int64) error {
-	return l.writeOffsetCheckpoint(logStartCheckpointName, offset)
 }
 
 // createSegment creates an empty segment and makes its files durable.
@@ -410,422 +357,6 @@ func (l *Log) openSegmentFiles(base int64) (*segment, []byte, []byte, error) {
 		}
 	}
 	return s, idx, tidx, nil
-}
-
-// scanResult is what a validating scan of a segment found.
-type scanResult struct {
-	end    int64 // position after the last valid batch
-	next   int64 // offset after the last valid batch
-	reason string
-	at     int64 // position of the first invalid batch
-}
-
-// scanSegment validates batches of s from pos (whose first batch must have
-// base offset expect, or any if expect < 0) up to end, calling fn for each
-// valid one.
-func scanSegment(s *segment, pos, end, expect int64, verifyCRC bool, fn func(h *batchHeader, pos int64)) (scanResult, error) {
-	sc := newScanner(s.log, pos, end)
-	sc.headerOnly = !verifyCRC
-	res := scanResult{end: pos, next: expect}
-	for {
-		b, reason, err := sc.next()
-		if err != nil {
-			return res, fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, err)
-		}
-		if b == nil {
-			res.reason, res.at = reason, sc.pos
-			return res, nil
-		}
-		want := res.next
-		if base := parseStoredPrefix(b).base; want < 0 || (s.holes && base > want) {
-			// (a compacted log's offsets only grow: the cleaner leaves holes)
-			want = base
-		}
-		r := ""
-		if sc.headerOnly {
-			r = checkHeader(b, want)
-		} else {
-			r = checkStored(b, want, verifyCRC)
-		}
-		if r != "" {
-			res.reason, res.at = r, sc.pos
-			return res, nil
-		}
-		h := parseHeader(b)
-		if h.LeaderEpoch < -1 || h.LeaderEpoch > s.epochLimit {
-			res.reason, res.at = fmt.Sprintf("leader epoch %d is not in the leader epoch checkpoint", h.LeaderEpoch), sc.pos
-			return res, nil
-		}
-		if h.LastOffset()-s.base > math.MaxInt32 || h.BaseOffset < s.base {
-			res.reason, res.at = fmt.Sprintf("offset %d does not belong to segment %d", h.BaseOffset, s.base), sc.pos
-			return res, nil
-		}
-		if fn != nil {
-			fn(&h, sc.pos)
-		}
-		sc.advance(int64(h.Size))
-		res.end, res.next = sc.pos, h.LastOffset()+1
-	}
-}
-
-// rebuildIndexes recomputes a segment's indexes from its batches, as Kafka's
-// LogSegment.recover does, and returns them with the scan result.
-func (l *Log) rebuildIndexes(s *segment, interval int64, verifyCRC bool) ([]byte, []byte, scanResult, error) {
-	s.idx, s.tidx, s.bytesSinceIndex = nil, nil, 0
-	s.maxTs, s.maxTsOffset = -1, -1
-	res, err := scanSegment(s, 0, s.size.Load(), s.base, verifyCRC, func(h *batchHeader, pos int64) {
-		s.onAppendLocked(h, pos, interval)
-	})
-	idx, tidx := s.idx, s.tidx
-	s.idx, s.tidx = nil, nil
-	return idx, tidx, res, err
-}
-
-// openSealed opens a segment that is not the last one. Sealed segments
-// were fsynced with their indexes when they were rolled, so only the tail
-// after the last index entry is checked (framing, CRC, and that it ends
-// exactly where the next segment starts). A segment that fails is an error
-// naming the file: it is never served silently.
-func (l *Log) openSealed(base, next int64) (*segment, error) {
-	interval := int64(l.mu.cfg.IndexIntervalBytes)
-	s, idx, tidx, err := l.openSegmentFiles(base)
-	if err != nil {
-		return nil, err
-	}
-	s.sealed = true
-	s.durable.Store(true)
-	size := s.size.Load()
-	idx, ierr := checkOffsetIndex(idx, size)
-	tidx, terr := checkTimeIndex(tidx, next-base)
-	ok := ierr == nil && terr == nil
-	// The tail scan also checks, for free, that no entry is missing: an
-	// emptied or cut .index leaves more than index.interval.bytes of
-	// batches after its last entry, and a cut .timeindex lacks the
-	// segment's largest timestamp, which a seal always adds last.
-	var tailBytes int64
-	tailMaxTs := int64(-1)
-	missing := ""
-	track := func(h *batchHeader, pos int64) {
-		if missing == "" && tailBytes > interval {
-			missing = fmt.Sprintf("no index entry for the batch at position %d, %d bytes after the last one", pos, tailBytes)
-		}
-		tailBytes += int64(h.Size)
-		tailMaxTs = max(tailMaxTs, h.MaxTimestamp)
-	}
-	if ok {
-		pos, expect := int64(0), base
-		if n := len(idx); n > 0 {
-			rel, p := offsetEntry(idx[n-offsetIndexEntry:])
-			pos = int64(p)
-			hs := newScanner(s.log, pos, size)
-			hs.headerOnly = true // the batch's offsets are in its header
-			b, _, ferr := hs.next()
-			if ferr != nil {
-				s.closeFiles()
-				return nil, fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, ferr)
-			}
-			ok = b != nil && parseStoredPrefix(b).last == base+int64(rel)
-			if ok {
-				res, err := scanSegment(s, pos, size, parseStoredPrefix(b).base, true, track)
-				if err != nil {
-					s.closeFiles()
-					return nil, err
-				}
-				ok = res.reason == "" && res.end == size && (res.next == next || (s.holes && res.next < next))
-			}
-		} else {
-			res, err := scanSegment(s, pos, size, expect, true, track)
-			if err != nil {
-				s.closeFiles()
-				return nil, err
-			}
-			// (a cleaned segment may end before the next one starts)
-			ok = res.reason == "" && res.end == size && (res.next == next || size == 0 || (s.holes && res.next < next))
-		}
-	}
-	if ok && missing == "" && tailMaxTs >= 0 && (len(tidx) == 0 || lastTs(tidx) < tailMaxTs) {
-		missing = fmt.Sprintf("time index lacks the largest timestamp %d", tailMaxTs)
-	}
-	if ok && missing != "" {
-		ok = false
-		if ierr == nil {
-			ierr = errors.New(missing)
-		}
-	}
-	if !ok {
-		nidx, ntidx, res, err := l.rebuildIndexes(s, interval, true)
-		if err != nil {
-			s.closeFiles()
-			return nil, err
-		}
-		if res.reason != "" || res.end != size || res.next > next || (res.next < next && !s.holes) {
-			s.closeFiles()
-			why := res.reason
-			if why == "" {
-				why = fmt.Sprintf("ends at offset %d but the next segment starts at %d", res.next, next)
-			}
-			return nil, fmt.Errorf("%w: corrupt sealed segment %s at position %d: %s", ErrStorage, s.logPath, res.at, why)
-		}
-		if s.maxTs > 0 && (len(ntidx) == 0 || s.maxTs > lastTs(ntidx)) {
-			ntidx = appendTimeEntry(ntidx, s.maxTs, s.rel(s.maxTsOffset))
-		}
-		l.logger.Warn("rebuilt index of sealed segment", "file", s.logPath, "index_err", errString(ierr), "timeindex_err", errString(terr), "entries", len(nidx)/offsetIndexEntry)
-		if err := l.replaceIndexFiles(s, nidx, ntidx); err != nil {
-			s.closeFiles()
-			return nil, err
-		}
-		idx, tidx = nidx, ntidx
-	}
-	s.next = next
-	s.idxEntries = len(idx) / offsetIndexEntry
-	s.tidxEntries = len(tidx) / timeIndexEntry
-	if n := len(tidx); n > 0 {
-		ts, rel := timeEntry(tidx[n-timeIndexEntry:])
-		s.maxTs, s.maxTsOffset = ts, base+int64(rel)
-	}
-	return s, nil
-}
-
-func lastTs(tidx []byte) int64 {
-	ts, _ := timeEntry(tidx[len(tidx)-timeIndexEntry:])
-	return ts
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-// replaceIndexFiles atomically replaces both index files of s.
-func (l *Log) replaceIndexFiles(s *segment, idx, tidx []byte) error {
-	for _, x := range []struct {
-		f    *File
-		data []byte
-		suf  string
-	}{{&s.index, idx, indexSuffix}, {&s.tindex, tidx, timeIndexSuffix}} {
-		name := segmentName(s.base, x.suf)
-		if err := l.writeFileAtomic(name, x.data); err != nil {
-			return err
-		}
-		f, err := l.fs.OpenFile(l.filePath(name), os.O_RDWR, 0)
-		if err != nil {
-			return fmt.Errorf("%w: open %s: %w", ErrStorage, name, err)
-		}
-		(*x.f).Close()
-		*x.f = f
-	}
-	return nil
-}
-
-// openActive opens the last segment. After an unclean stop it scans from
-// the last index entry (index entries only ever point at fsynced data),
-// truncates at the first invalid batch, and logs what it cut. After a
-// clean stop the same walk only checks framing.
-// openSegments opens the segments named by bases. Sealed segments below
-// the recovery point rp are trusted (tail check only); from rp on they may
-// not have been fsynced before a crash, so they are scanned like the active
-// segment, and one found cut short becomes the active segment: the
-// segments after it are removed.
-func (l *Log) openSegments(bases []int64, rp int64, clean bool) error {
-	for i, b := range bases[:len(bases)-1] {
-		next := bases[i+1]
-		if clean || b < rp {
-			s, err := l.openSealed(b, next)
-			if err != nil {
-				return err
-			}
-			l.mu.segs = append(l.mu.segs, s)
-			continue
-		}
-		s, err := l.openActive(b, false, true)
-		if err != nil {
-			return err
-		}
-		l.mu.segs = append(l.mu.segs, s)
-		// A compacted log's segment may end before the next one starts
-		// (the cleaner's holes): one that scans clean to its end is whole.
-		if s.next == next || (s.holes && !s.cut && s.next < next) {
-			s.next = next
-			if err := l.sealRecovered(s); err != nil {
-				return err
-			}
-			continue
-		}
-		l.logger.Warn("segment written before the crash ends early; removing the segments after it",
-			"file", s.logPath, "log_end_offset", s.next, "next_segment", next, "removed", len(bases)-1-i)
-		for j := len(bases) - 1; j > i; j-- {
-			l.removeFile(segmentName(bases[j], logSuffix))
-			l.removeFile(segmentName(bases[j], indexSuffix))
-			l.removeFile(segmentName(bases[j], timeIndexSuffix))
-		}
-		if err := l.fs.SyncDir(l.dir); err != nil {
-			return fmt.Errorf("%w: sync %s: %w", ErrStorage, l.dir, err)
-		}
-		return nil
-	}
-	s, err := l.openActive(bases[len(bases)-1], clean, false)
-	if err != nil {
-		return err
-	}
-	l.mu.segs = append(l.mu.segs, s)
-	return nil
-}
-
-// sealRecovered turns a segment recovered by a full scan back into a
-// sealed one: its rebuilt indexes replace the files, which are fsynced.
-func (l *Log) sealRecovered(s *segment) error {
-	if s.maxTs >= 0 && s.maxTs > s.lastTimeIndexTs() {
-		s.tidx = appendTimeEntry(s.tidx, s.maxTs, s.rel(s.maxTsOffset))
-	}
-	for _, x := range []struct {
-		f    File
-		data []byte
-	}{{s.index, s.idx}, {s.tindex, s.tidx}} {
-		if len(x.data) > 0 {
-			if _, err := x.f.WriteAt(x.data, 0); err != nil {
-				return fmt.Errorf("%w: write index of %s: %w", ErrStorage, s.logPath, err)
-			}
-		}
-		if err := x.f.Truncate(int64(len(x.data))); err != nil {
-			return fmt.Errorf("%w: truncate index of %s: %w", ErrStorage, s.logPath, err)
-		}
-		if err := x.f.Sync(); err != nil {
-			return fmt.Errorf("%w: fsync index of %s: %w", ErrStorage, s.logPath, err)
-		}
-	}
-	s.sealed = true
-	s.memIndex = false
-	s.durable.Store(true)
-	s.idxEntries, s.tidxEntries = len(s.idx)/offsetIndexEntry, len(s.tidx)/timeIndexEntry
-	s.idx, s.tidx = nil, nil
-	return nil
-}
-
-func (l *Log) openActive(base int64, clean, fullScan bool) (*segment, error) {
-	interval := int64(l.mu.cfg.IndexIntervalBytes)
-	s, idx, tidx, err := l.openSegmentFiles(base)
-	if err != nil {
-		return nil, err
-	}
-	size := s.size.Load()
-	if fullScan {
-		// nothing in this segment is known to be durable
-		idx, tidx = idx[:0], tidx[:0]
-	}
-	idx, _ = checkOffsetIndex(idx, size)
-	if !clean {
-		// The index files are not fsynced between rolls, so after a crash
-		// their unsynced tail may be torn. Every entry is checked against
-		// the batch it names (one header read per entry, through the
-		// read-ahead buffer), cutting at the first that does not match.
-		idx = validOffsetEntries(s, idx, size)
-	}
-	// Find the last index entry that points at a valid batch.
-	start, startBatch := int64(0), int64(-1)
-	var startRel int32 = -1
-	for len(idx) > 0 {
-		rel, p := offsetEntry(idx[len(idx)-offsetIndexEntry:])
-		sc := newScanner(s.log, int64(p), size)
-		// After a clean stop the index and the batch it names were
-		// written before the marker: the header is enough, as for the
-		// scan below. Otherwise the batch must pass its CRC.
-		sc.headerOnly = clean
-		b, reason, err := sc.next()
-		if err != nil {
-			s.closeFiles()
-			return nil, fmt.Errorf("%w: read %s: %w", ErrStorage, s.logPath, err)
-		}
-		if b != nil && reason == "" {
-			sh := parseStoredPrefix(b)
-			check := checkHeader(b, sh.base)
-			if !clean {
-				check = checkStored(b, sh.base, true)
-			}
-			if e := parseHeader(b).LeaderEpoch; sh.last == base+int64(rel) && check == "" && e >= -1 && e <= s.epochLimit {
-				start, startBatch, startRel = int64(p), sh.base, rel
-				break
-			}
-		}
-		idx = idx[:len(idx)-offsetIndexEntry]
-	}
-	tidx, _ = checkTimeIndex(tidx, int64(startRel)+1)
-	if !clean {
-		tidx = validTimeEntries(s, idx, tidx, size)
-	}
-	s.idx, s.tidx = idx, tidx
-	if len(tidx) > 0 {
-		ts, rel := timeEntry(tidx[len(tidx)-timeIndexEntry:])
-		s.maxTs, s.maxTsOffset = ts, base+int64(rel)
-	}
-	expect := base
-	if startBatch >= 0 {
-		expect = startBatch
-	}
-	res, err := scanSegment(s, start, size, expect, !clean, func(h *batchHeader, pos int64) {
-		if pos == start && startBatch >= 0 {
-			// this batch already has its index entry
-			if h.MaxTimestamp > s.maxTs {
-				s.maxTs, s.maxTsOffset = h.MaxTimestamp, h.LastOffset()
-			}
-			s.bytesSinceIndex = int64(h.Size)
-			s.next = h.LastOffset() + 1
-			return
-		}
-		s.onAppendLocked(h, pos, interval)
-	})
-	if err != nil {
-		s.closeFiles()
-		return nil, err
-	}
-	if res.reason != "" && clean {
-		l.logger.Warn("active segment inconsistent despite clean shutdown marker; recovering", "file", s.logPath, "position", res.at, "reason", res.reason)
-		l.markerDoubt = true
-		s.closeFiles()
-		return l.openActive(base, false, fullScan)
-	}
-	s.next = max(res.next, base)
-	if res.end < size {
-		s.cut = true
-		cut := size - res.end
-		l.logger.Warn("truncating log segment after unclean shutdown",
-			"file", s.logPath, "position", res.end, "bytes_cut", cut,
-			"log_end_offset", s.next, "reason", res.reason)
-		if err := s.log.Truncate(res.end); err != nil {
-			s.closeFiles()
-			return nil, fmt.Errorf("%w: truncate %s: %w", ErrStorage, s.logPath, err)
-		}
-		s.size.Store(res.end)
-	}
-	if !clean || res.end < size {
-		if err := s.log.Sync(); err != nil {
-			s.closeFiles()
-			return nil, fmt.Errorf("%w: sync %s: %w", ErrStorage, s.logPath, err)
-		}
-	}
-	// Drop index entries beyond what was kept; new ones are written at the
-	// next flush.
-	for _, x := range []struct {
-		f File
-		n int
-	}{{s.index, len(idx)}, {s.tindex, len(tidx)}} {
-		if sz, err := x.f.Size(); err != nil || sz != int64(x.n) {
-			if err := x.f.Truncate(int64(x.n)); err != nil {
-				s.closeFiles()
-				return nil, fmt.Errorf("%w: truncate index of %s: %w", ErrStorage, s.logPath, err)
-			}
-		}
-	}
-	s.idxWritten, s.tidxWritten = len(idx), len(tidx)
-	s.memIndex = true
-	if s.size.Load() > 0 {
-		var hdr [batchHeaderSize]byte
-		if err := readFull(s.log, hdr[:], 0); err == nil {
-			s.rollBaseMs = parseHeader(hdr[:]).MaxTimestamp
-		}
-	}
-	return s, nil
 }
 
 // rebuildProducerState loads the newest usable snapshot at or below leo and
@@ -891,55 +422,4 @@ func (l *Log) rebuildProducerState(snapshots []int64, leo int64) (bool, error) {
 		l.mu.Unlock()
 	}
 	return changed, nil
-}
-
-// validOffsetEntries returns the prefix of idx whose entries each point at
-// a batch header ending at the offset the entry names.
-func validOffsetEntries(s *segment, idx []byte, size int64) []byte {
-	sc := newScanner(s.log, 0, size)
-	prevLast := s.base - 1
-	for i := 0; i < len(idx); i += offsetIndexEntry {
-		rel, p := offsetEntry(idx[i:])
-		hdr := sc.header(int64(p))
-		if hdr == nil {
-			return idx[:i]
-		}
-		sh := parseStoredPrefix(hdr)
-		if hdr[offMagic] != magicV2 || sh.last != s.base+int64(rel) || sh.base <= prevLast || sh.size < batchHeaderSize || int64(p)+sh.size > size {
-			return idx[:i]
-		}
-		prevLast = sh.last
-	}
-	return idx
-}
-
-// validTimeEntries returns the prefix of tidx whose entries each name the
-// last offset and the max timestamp of a batch, found through idx.
-func validTimeEntries(s *segment, idx, tidx []byte, size int64) []byte {
-	sc := newScanner(s.log, 0, size)
-	for i := 0; i < len(tidx); i += timeIndexEntry {
-		ts, rel := timeEntry(tidx[i:])
-		target := s.base + int64(rel)
-		pos := offsetFloorMem(idx, rel)
-		ok := false
-		for {
-			hdr := sc.header(pos)
-			if hdr == nil {
-				break
-			}
-			sh := parseStoredPrefix(hdr)
-			if sh.size < batchHeaderSize || hdr[offMagic] != magicV2 || sh.last > target {
-				break
-			}
-			if sh.last == target {
-				ok = parseHeader(hdr).MaxTimestamp == ts
-				break
-			}
-			pos += sh.size
-		}
-		if !ok {
-			return tidx[:i]
-		}
-	}
-	return tidx
 }

@@ -27,7 +27,7 @@
 //	      meta.json                 raft's own metadata
 //	      state.bin                 one encoded Image (snapshot.go)
 //
-// raft.wal (filestore.go has the byte layout):
+// raft.wal (walformat.go has the byte layout):
 //
 //	"SQRWAL" 0x00 | version(1)=1 | record*
 //	record = length uint32 | crc32c uint32 | type(1)=batch | op+
@@ -38,8 +38,8 @@
 // returns; raft relies on a returned write being durable. Open replays the
 // file into memory, cuts a torn last record and fails with ErrCorrupt on a
 // bad record followed by a good one. Stable Sets (term, vote) are synced in
-// cluster mode; a lone voter's ride in the next synced record (filestore.go
-// Set). The first start writes raft's term and configuration entry in one
+// cluster mode; a lone voter's ride in the next synced record
+// (fileStore.Set). The first start writes raft's term and configuration entry in one
 // record, so a crash leaves both or neither (fileStore.bootstrap). The file
 // is rewritten with only its live state once it is mostly dead. A data dir
 // of a version that kept the raft log in pebble (<Dir>/log as a pebble DB)

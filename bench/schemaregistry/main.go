@@ -36,6 +36,7 @@ func main() {
 	bin := flag.String("sharq-bin", "", "sharq binary (default: go build ./cmd/sharq)")
 	base := flag.String("base-bin", "", "also start this sharq binary (e.g. built from main, without the registry) in the interleaved start-up runs")
 	out := flag.String("out", "", "write the report here too")
+	startupOnly := flag.Bool("startup-only", false, "only the interleaved start-up and idle RSS runs")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "srbench-")
 	if err != nil {
@@ -46,7 +47,8 @@ func main() {
 		*bin = filepath.Join(work, "sharq")
 		// As the Dockerfile builds the release binary: without cgo the
 		// start-up pages are released once ready (cmd/sharq/exepages_linux.go).
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", *bin, "./cmd/sharq")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-gcflags=sharq/schema/avro=-l",
+			"-gcflags=sharq/schema/jsonschema=-l", "-gcflags=sharq/schema/protobuf=-l", "-o", *bin, "./cmd/sharq")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -98,6 +100,14 @@ func main() {
 		diff("off - base", startOff, cpuOff, rssOff, anonOff, startBase, cpuBase, rssBase, anonBase)
 	}
 
+	if *startupOnly {
+		if *out != "" {
+			if err := os.WriteFile(*out, rep.Bytes(), 0o644); err != nil {
+				fail(err)
+			}
+		}
+		return
+	}
 	// Latencies on one registry.
 	dir := filepath.Join(work, "lat")
 	p := start(*bin, dir, true)

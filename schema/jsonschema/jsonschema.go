@@ -4,7 +4,7 @@
 //   - Parse reads a schema (drafts 4, 6, 7, 2019-09 and 2020-12 by its
 //     $schema, draft 7 without one) with its references, each reachable by
 //     its reference name as a $ref URL, and checks it against its draft's
-//     meta-schema and that every $ref resolves (santhosh-tekuri/jsonschema).
+//     meta-schema's rules and that every $ref resolves (validate.go).
 //   - Canonical is the JSON as Jackson writes it back (Confluent's
 //     canonicalString): key order kept, no whitespace, numbers as read.
 //   - Normalized is the same with every object's keys sorted.

@@ -54,19 +54,19 @@ func loadDiffCases(t testing.TB) []diffCase {
 // alone, without linking (some examples name types they do not define).
 func elements(t testing.TB, text string, rs []ref) (*protoFile, []dependency) {
 	t.Helper()
-	n, err := parseAST(mainName, text)
+	n, err := parseProto(mainName, text)
 	if err != nil {
 		t.Fatalf("parse %q: %v", text, err)
 	}
 	var deps []dependency
 	for _, r := range rs {
-		rn, err := parseAST(r.Name, r.Schema)
+		rn, err := parseProto(r.Name, r.Schema)
 		if err != nil {
 			t.Fatalf("parse %s: %v", r.Name, err)
 		}
-		deps = append(deps, dependency{file: fromAST(rn), from: r.Schema})
+		deps = append(deps, dependency{file: rn, from: r.Schema})
 	}
-	return fromAST(n), append(deps, knownDependencies()...)
+	return n, append(deps, knownDependencies()...)
 }
 
 func TestConfluentDiffExamples(t *testing.T) {

@@ -1,86 +1,336 @@
 package protobuf
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
-	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
+// A FileDescriptorProto read by hand with protowire (which, unlike the
+// descriptor types and protodesc, has no package init to speak of).
+
+// wmsg is a decoded message: its fields in wire order.
+type wmsg []wfield
+
+type wfield struct {
+	num  protowire.Number
+	v    uint64 // varint and fixed values
+	b    []byte // length-delimited
+	wire protowire.Type
+}
+
+func decodeMsg(b []byte) (wmsg, error) {
+	var out wmsg
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		f := wfield{num: num, wire: typ}
+		switch typ {
+		case protowire.VarintType:
+			f.v, n = protowire.ConsumeVarint(b)
+		case protowire.Fixed32Type:
+			var v uint32
+			v, n = protowire.ConsumeFixed32(b)
+			f.v = uint64(v)
+		case protowire.Fixed64Type:
+			f.v, n = protowire.ConsumeFixed64(b)
+		case protowire.BytesType:
+			f.b, n = protowire.ConsumeBytes(b)
+		case protowire.StartGroupType:
+			var v []byte
+			v, n = protowire.ConsumeGroup(num, b)
+			f.b = v
+		default:
+			return nil, fmt.Errorf("invalid wire type %d", typ)
+		}
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// str is the last value of a string field, set reports whether present.
+func (m wmsg) str(num protowire.Number) (string, bool) {
+	s, ok := "", false
+	for _, f := range m {
+		if f.num == num && f.wire == protowire.BytesType {
+			s, ok = string(f.b), true
+		}
+	}
+	return s, ok
+}
+
+func (m wmsg) strs(num protowire.Number) []string {
+	var out []string
+	for _, f := range m {
+		if f.num == num && f.wire == protowire.BytesType {
+			out = append(out, string(f.b))
+		}
+	}
+	return out
+}
+
+func (m wmsg) varint(num protowire.Number) (uint64, bool) {
+	v, ok := uint64(0), false
+	for _, f := range m {
+		if f.num == num && f.wire == protowire.VarintType {
+			v, ok = f.v, true
+		}
+	}
+	return v, ok
+}
+
+// varints reads a repeated integer field, packed or not.
+func (m wmsg) varints(num protowire.Number) []uint64 {
+	var out []uint64
+	for _, f := range m {
+		if f.num != num {
+			continue
+		}
+		switch f.wire {
+		case protowire.VarintType:
+			out = append(out, f.v)
+		case protowire.BytesType:
+			b := f.b
+			for len(b) > 0 {
+				v, n := protowire.ConsumeVarint(b)
+				if n < 0 {
+					break
+				}
+				out = append(out, v)
+				b = b[n:]
+			}
+		}
+	}
+	return out
+}
+
+func (m wmsg) boolean(num protowire.Number) *bool {
+	v, ok := m.varint(num)
+	if !ok {
+		return nil
+	}
+	b := v != 0
+	return &b
+}
+
+// msgs decodes every value of a message field.
+func (m wmsg) msgs(num protowire.Number) ([]wmsg, error) {
+	var out []wmsg
+	for _, f := range m {
+		if f.num == num && f.wire == protowire.BytesType {
+			sub, err := decodeMsg(f.b)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub)
+		}
+	}
+	return out, nil
+}
+
+// msg is a singular message field (the values merged, as proto does:
+// their fields concatenated), nil if absent.
+func (m wmsg) msg(num protowire.Number) (wmsg, error) {
+	all, err := m.msgs(num)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	var out wmsg
+	for _, a := range all {
+		out = append(out, a...)
+	}
+	return out, nil
+}
+
+// Field numbers of descriptor.proto, as the descriptor is read and written.
+const (
+	fdName, fdPackage, fdDependency, fdMessageType, fdEnumType, fdService, fdExtension, fdOptions = 1, 2, 3, 4, 5, 6, 7, 8
+	fdPublicDependency, fdWeakDependency, fdSyntax, fdEdition                                     = 10, 11, 12, 14
+
+	dpName, dpField, dpNestedType, dpEnumType, dpExtensionRange, dpExtension, dpOptions, dpOneofDecl, dpReservedRange, dpReservedName = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+
+	fldName, fldExtendee, fldNumber, fldLabel, fldType, fldTypeName, fldDefault, fldOptions, fldOneofIndex, fldJSONName, fldProto3Optional = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17
+
+	edName, edValue, edOptions, edReservedRange, edReservedName                = 1, 2, 3, 4, 5
+	evName, evNumber, evOptions                                                = 1, 2, 3
+	sdName, sdMethod, sdOptions                                                = 1, 2, 3
+	mdName, mdInput, mdOutput, mdOptions, mdClientStreaming, mdServerStreaming = 1, 2, 3, 4, 5, 6
+)
+
+// descriptor.proto's FieldDescriptorProto.Type and Label values.
+const (
+	typeDouble   = 1
+	typeFloat    = 2
+	typeInt64    = 3
+	typeUint64   = 4
+	typeInt32    = 5
+	typeFixed64  = 6
+	typeFixed32  = 7
+	typeBool     = 8
+	typeString   = 9
+	typeGroup    = 10
+	typeMessage  = 11
+	typeBytes    = 12
+	typeUint32   = 13
+	typeEnum     = 14
+	typeSfixed32 = 15
+	typeSfixed64 = 16
+	typeSint32   = 17
+	typeSint64   = 18
+
+	labelOptional = 1
+	labelRequired = 2
+	labelRepeated = 3
+)
+
+var scalarNames = [...]string{typeDouble: "double", typeFloat: "float", typeInt64: "int64", typeUint64: "uint64", typeInt32: "int32",
+	typeFixed64: "fixed64", typeFixed32: "fixed32", typeBool: "bool", typeString: "string", typeGroup: "group", typeMessage: "message",
+	typeBytes: "bytes", typeUint32: "uint32", typeEnum: "enum", typeSfixed32: "sfixed32", typeSfixed64: "sfixed64", typeSint32: "sint32", typeSint64: "sint64"}
+
+func scalarType(name string) int {
+	for i, n := range scalarNames {
+		if n == name && i != typeGroup && i != typeMessage && i != typeEnum {
+			return i
+		}
+	}
+	return 0
+}
+
+// Enum value names of the standard options Confluent reads back.
+var (
+	optimizeModes    = map[uint64]string{1: "SPEED", 2: "CODE_SIZE", 3: "LITE_RUNTIME"}
+	ctypes           = map[uint64]string{0: "STRING", 1: "CORD", 2: "STRING_PIECE"}
+	jstypes          = map[uint64]string{0: "JS_NORMAL", 1: "JS_STRING", 2: "JS_NUMBER"}
+	idempotencyLevel = map[uint64]string{0: "IDEMPOTENCY_UNKNOWN", 1: "NO_SIDE_EFFECTS", 2: "IDEMPOTENT"}
+)
+
+func enumName(names map[uint64]string, v uint64) string {
+	if n, ok := names[v]; ok {
+		return n
+	}
+	return strconv.FormatUint(v, 10)
+}
+
 // fromDescriptor is Confluent's ProtobufSchema.toProtoFile(FileDescriptorProto):
-// the element model of a compiled file (the well-known imports, or a
-// schema registered as a base64 FileDescriptorProto). The standard options
+// the element model of a compiled file (a schema registered as a base64
+// FileDescriptorProto, or a reference given so). The standard options
 // Confluent reads back are kept, custom ones are not. Confluent keeps a
 // map field as a repeated field of its synthetic entry message; here it
 // becomes the map field again, since a .proto with an explicit map_entry
 // message does not compile.
-func fromDescriptor(fd *descriptorpb.FileDescriptorProto) *protoFile {
-	pf := &protoFile{pkg: fd.GetPackage(), hasPkg: fd.GetPackage() != ""}
-	switch fd.GetSyntax() {
+func fromDescriptor(fd wmsg) (*protoFile, error) {
+	pkg, _ := fd.str(fdPackage)
+	pf := &protoFile{pkg: pkg, hasPkg: pkg != ""}
+	syntax, _ := fd.str(fdSyntax)
+	switch syntax {
 	case "proto2", "proto3":
-		pf.syntax = fd.GetSyntax()
+		pf.syntax = syntax
 	}
-	proto3 := fd.GetSyntax() == "proto3"
-	public := map[int32]bool{}
-	for _, i := range fd.GetPublicDependency() {
+	proto3 := syntax == "proto3"
+	public := map[uint64]bool{}
+	for _, i := range fd.varints(fdPublicDependency) {
 		public[i] = true
 	}
-	weak := map[int32]bool{}
-	for _, i := range fd.GetWeakDependency() {
+	weak := map[uint64]bool{}
+	for _, i := range fd.varints(fdWeakDependency) {
 		weak[i] = true
 	}
-	for i, d := range fd.GetDependency() {
+	for i, d := range fd.strs(fdDependency) {
 		switch {
-		case public[int32(i)]:
+		case public[uint64(i)]:
 			pf.publicImports = append(pf.publicImports, d)
-		case !weak[int32(i)]:
+		case !weak[uint64(i)]:
 			pf.imports = append(pf.imports, d)
+		default:
+			continue
 		}
+		pf.importOrder = append(pf.importOrder, d)
 	}
-	if o := fd.GetOptions(); o != nil {
-		str := func(name string, set bool, v string) {
-			if set {
+	o, err := fd.msg(fdOptions)
+	if err != nil {
+		return nil, err
+	}
+	if o != nil {
+		str := func(name string, num protowire.Number) {
+			if v, ok := o.str(num); ok {
 				pf.options = append(pf.options, &option{name: name, kind: kindString, text: v})
 			}
 		}
-		boolean := func(name string, v *bool) {
-			if v != nil {
-				pf.options = append(pf.options, &option{name: name, kind: kindBoolean, text: strconv.FormatBool(*v)})
-			}
+		boolean := func(name string, num protowire.Number) {
+			pf.options = append(pf.options, boolOption(name, o.boolean(num))...)
 		}
-		str("java_package", o.JavaPackage != nil, o.GetJavaPackage())
-		str("java_outer_classname", o.JavaOuterClassname != nil, o.GetJavaOuterClassname())
-		boolean("java_multiple_files", o.JavaMultipleFiles)
-		boolean("java_generate_equals_and_hash", o.JavaGenerateEqualsAndHash)
-		boolean("java_string_check_utf8", o.JavaStringCheckUtf8)
-		if o.OptimizeFor != nil {
-			pf.options = append(pf.options, &option{name: "optimize_for", kind: kindEnum, text: o.GetOptimizeFor().String()})
+		str("java_package", 1)
+		str("java_outer_classname", 8)
+		boolean("java_multiple_files", 10)
+		boolean("java_generate_equals_and_hash", 20)
+		boolean("java_string_check_utf8", 27)
+		if v, ok := o.varint(9); ok {
+			pf.options = append(pf.options, &option{name: "optimize_for", kind: kindEnum, text: enumName(optimizeModes, v)})
 		}
-		str("go_package", o.GoPackage != nil, o.GetGoPackage())
-		boolean("cc_generic_services", o.CcGenericServices)
-		boolean("java_generic_services", o.JavaGenericServices)
-		boolean("py_generic_services", o.PyGenericServices)
-		boolean("deprecated", o.Deprecated)
-		boolean("cc_enable_arenas", o.CcEnableArenas)
-		str("objc_class_prefix", o.ObjcClassPrefix != nil, o.GetObjcClassPrefix())
-		str("csharp_namespace", o.CsharpNamespace != nil, o.GetCsharpNamespace())
-		str("swift_prefix", o.SwiftPrefix != nil, o.GetSwiftPrefix())
-		str("php_class_prefix", o.PhpClassPrefix != nil, o.GetPhpClassPrefix())
-		str("php_namespace", o.PhpNamespace != nil, o.GetPhpNamespace())
-		str("php_metadata_namespace", o.PhpMetadataNamespace != nil, o.GetPhpMetadataNamespace())
-		str("ruby_package", o.RubyPackage != nil, o.GetRubyPackage())
+		str("go_package", 11)
+		boolean("cc_generic_services", 16)
+		boolean("java_generic_services", 17)
+		boolean("py_generic_services", 18)
+		boolean("deprecated", 23)
+		boolean("cc_enable_arenas", 31)
+		str("objc_class_prefix", 36)
+		str("csharp_namespace", 37)
+		str("swift_prefix", 39)
+		str("php_class_prefix", 40)
+		str("php_namespace", 41)
+		str("php_metadata_namespace", 44)
+		str("ruby_package", 45)
 	}
-	for _, m := range fd.GetMessageType() {
-		pf.types = append(pf.types, descMessage(m, proto3))
+	msgs, err := fd.msgs(fdMessageType)
+	if err != nil {
+		return nil, err
 	}
-	for _, e := range fd.GetEnumType() {
-		pf.types = append(pf.types, descEnum(e))
+	for _, m := range msgs {
+		dm, err := descMessage(m, proto3)
+		if err != nil {
+			return nil, err
+		}
+		pf.types = append(pf.types, dm)
 	}
-	for _, s := range fd.GetService() {
-		pf.services = append(pf.services, descService(s))
+	enums, err := fd.msgs(fdEnumType)
+	if err != nil {
+		return nil, err
 	}
-	pf.extends = descExtends(fd.GetExtension(), proto3)
-	return pf
+	for _, e := range enums {
+		de, err := descEnum(e)
+		if err != nil {
+			return nil, err
+		}
+		pf.types = append(pf.types, de)
+	}
+	svcs, err := fd.msgs(fdService)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range svcs {
+		ds, err := descService(s)
+		if err != nil {
+			return nil, err
+		}
+		pf.services = append(pf.services, ds)
+	}
+	exts, err := fd.msgs(fdExtension)
+	if err != nil {
+		return nil, err
+	}
+	if pf.extends, err = descExtends(exts, proto3); err != nil {
+		return nil, err
+	}
+	return pf, nil
 }
 
 func boolOption(name string, v *bool) []*option {
@@ -90,60 +340,132 @@ func boolOption(name string, v *bool) []*option {
 	return []*option{{name: name, kind: kindBoolean, text: strconv.FormatBool(*v)}}
 }
 
-func descMessage(d *descriptorpb.DescriptorProto, proto3 bool) *message {
-	m := &message{name: d.GetName()}
-	entries := map[string]*descriptorpb.DescriptorProto{}
-	for _, n := range d.GetNestedType() {
-		if n.GetOptions().GetMapEntry() {
-			entries[n.GetName()] = n
+func descMessage(d wmsg, proto3 bool) (*message, error) {
+	name, _ := d.str(dpName)
+	m := &message{name: name}
+	nested, err := d.msgs(dpNestedType)
+	if err != nil {
+		return nil, err
+	}
+	entries := map[string]wmsg{}
+	for _, n := range nested {
+		o, err := n.msg(dpOptions)
+		if err != nil {
+			return nil, err
+		}
+		if b := o.boolean(7); b != nil && *b {
+			nn, _ := n.str(dpName)
+			entries[nn] = n
 		}
 	}
-	oneofs := make([]*oneof, len(d.GetOneofDecl()))
-	for i, o := range d.GetOneofDecl() {
-		oneofs[i] = &oneof{name: o.GetName()}
+	decls, err := d.msgs(dpOneofDecl)
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range d.GetField() {
-		if f.OneofIndex != nil && !f.GetProto3Optional() && int(f.GetOneofIndex()) < len(oneofs) {
-			o := oneofs[f.GetOneofIndex()]
-			o.fields = append(o.fields, descField(f, proto3, true))
+	oneofs := make([]*oneof, len(decls))
+	for i, o := range decls {
+		n, _ := o.str(1)
+		oneofs[i] = &oneof{name: n}
+	}
+	fields, err := d.msgs(dpField)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
+		idx, inOneof := f.varint(fldOneofIndex)
+		p3opt := f.boolean(fldProto3Optional)
+		if inOneof && (p3opt == nil || !*p3opt) && int(idx) < len(oneofs) {
+			o := oneofs[idx]
+			of, err := descField(f, proto3, true)
+			if err != nil {
+				return nil, err
+			}
+			o.fields = append(o.fields, of)
 			continue
 		}
-		mf := descField(f, proto3, false)
+		mf, err := descField(f, proto3, false)
+		if err != nil {
+			return nil, err
+		}
 		if e := entryOf(f, entries); e != nil {
-			mf.label, mf.typ = "", "map<"+descField(e.GetField()[0], proto3, true).typ+", "+descField(e.GetField()[1], proto3, true).typ+">"
+			ef, _ := e.msgs(dpField)
+			k, err := descField(ef[0], proto3, true)
+			if err != nil {
+				return nil, err
+			}
+			v, err := descField(ef[1], proto3, true)
+			if err != nil {
+				return nil, err
+			}
+			mf.label, mf.typ = "", "map<"+k.typ+", "+v.typ+">"
 		}
 		m.fields = append(m.fields, mf)
 	}
-	for _, n := range d.GetNestedType() {
-		if entries[n.GetName()] != nil {
+	for _, n := range nested {
+		nn, _ := n.str(dpName)
+		if entries[nn] != nil {
 			continue
 		}
-		m.nested = append(m.nested, descMessage(n, proto3))
+		dm, err := descMessage(n, proto3)
+		if err != nil {
+			return nil, err
+		}
+		m.nested = append(m.nested, dm)
 	}
-	for _, e := range d.GetEnumType() {
-		m.nested = append(m.nested, descEnum(e))
+	enums, err := d.msgs(dpEnumType)
+	if err != nil {
+		return nil, err
 	}
-	for _, r := range d.GetReservedRange() {
-		m.reserveds = append(m.reserveds, &reserved{values: []rangeValue{exclusiveRange(r.GetStart(), r.GetEnd())}})
+	for _, e := range enums {
+		de, err := descEnum(e)
+		if err != nil {
+			return nil, err
+		}
+		m.nested = append(m.nested, de)
 	}
-	for _, n := range d.GetReservedName() {
+	rr, err := d.msgs(dpReservedRange)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rr {
+		s, _ := r.varint(1)
+		e, _ := r.varint(2)
+		m.reserveds = append(m.reserveds, &reserved{values: []rangeValue{exclusiveRange(int32(s), int32(e))}})
+	}
+	for _, n := range d.strs(dpReservedName) {
 		m.reserveds = append(m.reserveds, &reserved{values: []rangeValue{{name: n, isName: true}}})
 	}
-	for _, r := range d.GetExtensionRange() {
-		m.extensions = append(m.extensions, &extensions{values: []rangeValue{exclusiveRange(r.GetStart(), r.GetEnd())}})
+	er, err := d.msgs(dpExtensionRange)
+	if err != nil {
+		return nil, err
 	}
-	if o := d.GetOptions(); o != nil {
-		m.options = append(m.options, boolOption("no_standard_descriptor_accessor", o.NoStandardDescriptorAccessor)...)
-		m.options = append(m.options, boolOption("deprecated", o.Deprecated)...)
-		m.options = append(m.options, boolOption("map_entry", o.MapEntry)...)
+	for _, r := range er {
+		s, _ := r.varint(1)
+		e, _ := r.varint(2)
+		m.extensions = append(m.extensions, &extensions{values: []rangeValue{exclusiveRange(int32(s), int32(e))}})
+	}
+	o, err := d.msg(dpOptions)
+	if err != nil {
+		return nil, err
+	}
+	if o != nil {
+		m.options = append(m.options, boolOption("no_standard_descriptor_accessor", o.boolean(2))...)
+		m.options = append(m.options, boolOption("deprecated", o.boolean(3))...)
+		m.options = append(m.options, boolOption("map_entry", o.boolean(7))...)
 	}
 	for _, o := range oneofs {
 		if len(o.fields) > 0 {
 			m.oneofs = append(m.oneofs, o)
 		}
 	}
-	m.extends = descExtends(d.GetExtension(), proto3)
-	return m
+	exts, err := d.msgs(dpExtension)
+	if err != nil {
+		return nil, err
+	}
+	if m.extends, err = descExtends(exts, proto3); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // exclusiveRange reads a descriptor's [start, end) as wire's value: a
@@ -155,121 +477,188 @@ func exclusiveRange(start, end int32) rangeValue {
 	return rangeValue{start: int64(start), end: int64(end) - 1, isRange: true}
 }
 
-func descField(f *descriptorpb.FieldDescriptorProto, proto3, inOneof bool) *field {
-	out := &field{name: f.GetName(), tag: int64(f.GetNumber())}
+func descField(f wmsg, proto3, inOneof bool) (*field, error) {
+	name, _ := f.str(fldName)
+	num, _ := f.varint(fldNumber)
+	out := &field{name: name, tag: int64(int32(num))}
+	label, _ := f.varint(fldLabel)
 	if !inOneof {
+		p3 := f.boolean(fldProto3Optional)
 		switch {
-		case f.GetProto3Optional():
+		case p3 != nil && *p3:
 			out.label = "optional"
-		case f.GetLabel() == descriptorpb.FieldDescriptorProto_LABEL_REPEATED:
+		case label == labelRepeated:
 			out.label = "repeated"
 		case proto3:
-		case f.GetLabel() == descriptorpb.FieldDescriptorProto_LABEL_REQUIRED:
+		case label == labelRequired:
 			out.label = "required"
 		default:
 			out.label = "optional"
 		}
 	}
-	if f.TypeName != nil {
-		out.typ = f.GetTypeName()
+	if tn, ok := f.str(fldTypeName); ok {
+		out.typ = tn
 	} else {
-		out.typ = strings.ToLower(strings.TrimPrefix(f.GetType().String(), "TYPE_"))
+		t, _ := f.varint(fldType)
+		if t == 0 || t >= uint64(len(scalarNames)) || scalarNames[t] == "" {
+			return nil, fmt.Errorf("field %s: invalid type %d", name, t)
+		}
+		out.typ = scalarNames[t]
 	}
-	if f.JsonName != nil {
-		j := f.GetJsonName()
+	if j, ok := f.str(fldJSONName); ok {
 		out.jsonName = &j
 	}
-	if f.DefaultValue != nil && !proto3 {
-		d := f.GetDefaultValue()
+	if d, ok := f.str(fldDefault); ok && !proto3 {
 		out.defaultValue = &d
 	}
-	if o := f.GetOptions(); o != nil {
-		if o.Ctype != nil {
-			out.options = append(out.options, &option{name: "ctype", kind: kindEnum, text: o.GetCtype().String()})
-		}
-		out.options = append(out.options, boolOption("packed", o.Packed)...)
-		if o.Jstype != nil {
-			out.options = append(out.options, &option{name: "jstype", kind: kindEnum, text: o.GetJstype().String()})
-		}
-		out.options = append(out.options, boolOption("deprecated", o.Deprecated)...)
-		out.options = append(out.options, boolOption("debug_redact", o.DebugRedact)...)
+	o, err := f.msg(fldOptions)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	if o != nil {
+		if v, ok := o.varint(1); ok {
+			out.options = append(out.options, &option{name: "ctype", kind: kindEnum, text: enumName(ctypes, v)})
+		}
+		out.options = append(out.options, boolOption("packed", o.boolean(2))...)
+		if v, ok := o.varint(6); ok {
+			out.options = append(out.options, &option{name: "jstype", kind: kindEnum, text: enumName(jstypes, v)})
+		}
+		out.options = append(out.options, boolOption("deprecated", o.boolean(3))...)
+		out.options = append(out.options, boolOption("debug_redact", o.boolean(16))...)
+	}
+	return out, nil
 }
 
-func descEnum(d *descriptorpb.EnumDescriptorProto) *enum {
-	e := &enum{name: d.GetName()}
-	for _, v := range d.GetValue() {
-		k := &enumConst{name: v.GetName(), tag: int64(v.GetNumber())}
-		if o := v.GetOptions(); o != nil {
-			k.options = append(k.options, boolOption("deprecated", o.Deprecated)...)
-			k.options = append(k.options, boolOption("debug_redact", o.DebugRedact)...)
+func descEnum(d wmsg) (*enum, error) {
+	name, _ := d.str(edName)
+	e := &enum{name: name}
+	vals, err := d.msgs(edValue)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vals {
+		n, _ := v.str(evName)
+		num, _ := v.varint(evNumber)
+		k := &enumConst{name: n, tag: int64(int32(num))}
+		o, err := v.msg(evOptions)
+		if err != nil {
+			return nil, err
+		}
+		if o != nil {
+			k.options = append(k.options, boolOption("deprecated", o.boolean(1))...)
+			k.options = append(k.options, boolOption("debug_redact", o.boolean(3))...)
 		}
 		e.constants = append(e.constants, k)
 	}
-	for _, r := range d.GetReservedRange() {
-		v := rangeValue{start: int64(r.GetStart()), end: int64(r.GetEnd()), isRange: r.GetStart() != r.GetEnd()}
+	rr, err := d.msgs(edReservedRange)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rr {
+		s, _ := r.varint(1)
+		en, _ := r.varint(2)
+		v := rangeValue{start: int64(int32(s)), end: int64(int32(en)), isRange: int32(s) != int32(en)}
 		e.reserveds = append(e.reserveds, &reserved{values: []rangeValue{v}})
 	}
-	for _, n := range d.GetReservedName() {
+	for _, n := range d.strs(edReservedName) {
 		e.reserveds = append(e.reserveds, &reserved{values: []rangeValue{{name: n, isName: true}}})
 	}
-	if o := d.GetOptions(); o != nil {
-		e.options = append(e.options, boolOption("allow_alias", o.AllowAlias)...)
-		e.options = append(e.options, boolOption("deprecated", o.Deprecated)...)
+	o, err := d.msg(edOptions)
+	if err != nil {
+		return nil, err
 	}
-	return e
+	if o != nil {
+		e.options = append(e.options, boolOption("allow_alias", o.boolean(2))...)
+		e.options = append(e.options, boolOption("deprecated", o.boolean(3))...)
+	}
+	return e, nil
 }
 
-func descService(d *descriptorpb.ServiceDescriptorProto) *service {
-	s := &service{name: d.GetName()}
-	for _, m := range d.GetMethod() {
-		r := &rpc{name: m.GetName(), requestType: m.GetInputType(), responseType: m.GetOutputType(),
-			requestStream: m.GetClientStreaming(), responseStream: m.GetServerStreaming()}
-		if o := m.GetOptions(); o != nil {
-			r.options = append(r.options, boolOption("deprecated", o.Deprecated)...)
-			if o.IdempotencyLevel != nil {
-				r.options = append(r.options, &option{name: "idempotency_level", kind: kindEnum, text: o.GetIdempotencyLevel().String()})
+func descService(d wmsg) (*service, error) {
+	name, _ := d.str(sdName)
+	s := &service{name: name}
+	methods, err := d.msgs(sdMethod)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range methods {
+		r := &rpc{}
+		r.name, _ = m.str(mdName)
+		r.requestType, _ = m.str(mdInput)
+		r.responseType, _ = m.str(mdOutput)
+		if b := m.boolean(mdClientStreaming); b != nil {
+			r.requestStream = *b
+		}
+		if b := m.boolean(mdServerStreaming); b != nil {
+			r.responseStream = *b
+		}
+		o, err := m.msg(mdOptions)
+		if err != nil {
+			return nil, err
+		}
+		if o != nil {
+			r.options = append(r.options, boolOption("deprecated", o.boolean(33))...)
+			if v, ok := o.varint(34); ok {
+				r.options = append(r.options, &option{name: "idempotency_level", kind: kindEnum, text: enumName(idempotencyLevel, v)})
 			}
 		}
 		s.rpcs = append(s.rpcs, r)
 	}
-	if o := d.GetOptions(); o != nil {
-		s.options = append(s.options, boolOption("deprecated", o.Deprecated)...)
+	o, err := d.msg(sdOptions)
+	if err != nil {
+		return nil, err
 	}
-	return s
+	if o != nil {
+		s.options = append(s.options, boolOption("deprecated", o.boolean(33))...)
+	}
+	return s, nil
 }
 
-func descExtends(fields []*descriptorpb.FieldDescriptorProto, proto3 bool) []*extendElem {
+func descExtends(fields []wmsg, proto3 bool) ([]*extendElem, error) {
 	var out []*extendElem
 	for _, f := range fields {
+		extendee, _ := f.str(fldExtendee)
 		var e *extendElem
 		for _, x := range out {
-			if x.name == f.GetExtendee() {
+			if x.name == extendee {
 				e = x
 			}
 		}
 		if e == nil {
-			e = &extendElem{name: f.GetExtendee()}
+			e = &extendElem{name: extendee}
 			out = append(out, e)
 		}
-		e.fields = append(e.fields, descField(f, proto3, false))
+		df, err := descField(f, proto3, false)
+		if err != nil {
+			return nil, err
+		}
+		e.fields = append(e.fields, df)
 	}
-	return out
+	return out, nil
 }
 
 // entryOf is the synthetic entry message a repeated field's type names,
 // nil if the field is not a map.
-func entryOf(f *descriptorpb.FieldDescriptorProto, entries map[string]*descriptorpb.DescriptorProto) *descriptorpb.DescriptorProto {
-	if f.GetLabel() != descriptorpb.FieldDescriptorProto_LABEL_REPEATED || f.TypeName == nil {
+func entryOf(f wmsg, entries map[string]wmsg) wmsg {
+	label, _ := f.varint(fldLabel)
+	name, ok := f.str(fldTypeName)
+	if label != labelRepeated || !ok {
 		return nil
 	}
-	name := f.GetTypeName()
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		name = name[i+1:]
 	}
 	e := entries[name]
-	if e == nil || len(e.GetField()) != 2 || e.GetField()[0].GetName() != "key" || e.GetField()[1].GetName() != "value" {
+	if e == nil {
+		return nil
+	}
+	fs, err := e.msgs(dpField)
+	if err != nil || len(fs) != 2 {
+		return nil
+	}
+	k, _ := fs[0].str(fldName)
+	v, _ := fs[1].str(fldName)
+	if k != "key" || v != "value" {
 		return nil
 	}
 	return e

@@ -18,6 +18,8 @@ type protoFile struct {
 	types         []typeElem
 	extends       []*extendElem
 	services      []*service
+	weak          map[string]bool // imports declared weak (also in imports)
+	importOrder   []string        // every import as declared, public or not
 }
 
 // typeElem is a message or an enum.
@@ -27,6 +29,8 @@ type typeElem interface {
 }
 
 type message struct {
+	pos        pos
+	seq        int // declaration order among a message's nested types and fields
 	name       string
 	reserveds  []*reserved
 	options    []*option
@@ -42,6 +46,7 @@ func (m *message) typeName() string        { return m.name }
 func (m *message) nestedTypes() []typeElem { return m.nested }
 
 type enum struct {
+	pos       pos
 	name      string
 	reserveds []*reserved
 	options   []*option
@@ -52,22 +57,29 @@ func (e *enum) typeName() string        { return e.name }
 func (e *enum) nestedTypes() []typeElem { return nil }
 
 type enumConst struct {
+	pos     pos
 	name    string
 	tag     int64
 	options []*option
 }
 
 type field struct {
+	pos          pos
+	seq          int
+	mapKey       string // a map field's key and value types, as written
+	mapValue     string
 	label        string // optional, required, repeated, "" for none
 	typ          string
 	name         string
 	tag          int64
 	options      []*option
 	defaultValue *string
+	defaultLit   optionKind // the default's kind of literal
 	jsonName     *string
 }
 
 type oneof struct {
+	pos     pos
 	name    string
 	fields  []*field
 	groups  []*group
@@ -75,18 +87,24 @@ type oneof struct {
 }
 
 type group struct {
-	label  string
-	name   string
-	tag    int64
-	fields []*field
+	pos     pos
+	seq     int
+	label   string
+	name    string
+	tag     int64
+	fields  []*field
+	body    *message // the group's message: its fields and nested declarations
+	options []*option
 }
 
 // reserved holds one reserved statement's values: names, numbers, ranges.
 type reserved struct {
+	pos    pos
 	values []rangeValue
 }
 
 type extensions struct {
+	pos     pos
 	values  []rangeValue
 	options []*option
 }
@@ -103,17 +121,21 @@ type rangeValue struct {
 const maxTag = 536870911
 
 type extendElem struct {
+	pos    pos
 	name   string
 	fields []*field
+	groups []*group
 }
 
 type service struct {
+	pos     pos
 	name    string
 	options []*option
 	rpcs    []*rpc
 }
 
 type rpc struct {
+	pos                           pos
 	name                          string
 	requestType, responseType     string
 	requestStream, responseStream bool
@@ -138,6 +160,7 @@ const (
 // for kindOption (the "(a).b.c" form), an ordered map for kindMap (an
 // aggregate value), a list for kindList.
 type option struct {
+	pos           pos
 	name          string
 	kind          optionKind
 	text          string

@@ -71,9 +71,9 @@ func (p *printer) file(f *protoFile) string {
 			}
 		}
 	}
-	if !p.ignoreExtensions && len(f.extends) > 0 {
+	if exts := p.extends(f.extends); !p.ignoreExtensions && len(exts) > 0 {
 		sb.WriteByte('\n')
-		for _, e := range p.extends(f.extends) {
+		for _, e := range exts {
 			sb.WriteString(p.extend(e))
 		}
 	}
@@ -323,9 +323,9 @@ func (p *printer) message(m *message) string {
 			indent(&sb, s.String())
 		}
 	}
-	if !p.ignoreExtensions && len(m.extends) > 0 {
+	if exts := p.extends(m.extends); !p.ignoreExtensions && len(exts) > 0 {
 		sb.WriteByte('\n')
-		for _, e := range p.extends(m.extends) {
+		for _, e := range exts {
 			indent(&sb, p.extend(e))
 		}
 	}
@@ -370,6 +370,15 @@ func (p *printer) sortGroups(gs []*group) []*group {
 
 // extends groups extensions by their resolved extendee when normalizing.
 func (p *printer) extends(es []*extendElem) []*extendElem {
+	// wire's model holds an extend's fields, not its groups: a block of
+	// groups alone would print empty, which does not parse.
+	var kept []*extendElem
+	for _, e := range es {
+		if len(e.fields) > 0 {
+			kept = append(kept, e)
+		}
+	}
+	es = kept
 	if !p.normalize {
 		return es
 	}
