@@ -40,7 +40,7 @@ import (
 	"sharq/txn"
 )
 
-func init() { regKey(0, 0, 13, handleProduce) }
+func init() { regKey(0, 0, 13, handleProduce, coordinatorFree) }
 
 func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)

@@ -40,7 +40,7 @@ import (
 	"sharq/raftmeta"
 )
 
-func init() { regKey(1, 4, 18, handleFetch) }
+func init() { regKey(1, 4, 18, handleFetch, coordinatorFree, waitsInHandler) }
 
 // Session id/epoch values with special meaning.
 const (

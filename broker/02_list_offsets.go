@@ -21,7 +21,7 @@ import (
 	"sharq/log"
 )
 
-func init() { regKey(2, 1, 11, handleListOffsets) }
+func init() { regKey(2, 1, 11, handleListOffsets, coordinatorFree) }
 
 const (
 	listOffsetsLatest             = -1

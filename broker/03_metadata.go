@@ -26,7 +26,7 @@ import (
 	"sharq/raftmeta"
 )
 
-func init() { regKey(3, 0, 13, handleMetadata) }
+func init() { regKey(3, 0, 13, handleMetadata, coordinatorFree) }
 
 // authorizedOperationsNotRequested is Kafka's marker for "not asked for".
 const authorizedOperationsNotRequested = -2147483648

@@ -86,7 +86,7 @@ func handleOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	} else if len(cr.Offsets) > 0 {
 		perr, gerr = r.s.coord.groups.CommitOffsets(cr)
 	}
-	if gerr != nil && group.ErrorCode(gerr) == -1 {
+	if gerr != nil && group.ErrorCode(gerr) == kerr.UnknownServerError.Code {
 		r.s.logger.Error("commit offsets", "group", req.Group, "err", gerr)
 		gerr = nil
 		perr = nil

@@ -23,7 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { regKey(10, 0, 6, handleFindCoordinator) }
+func init() { regKey(10, 0, 6, handleFindCoordinator, coordinatorFree) }
 
 func handleFindCoordinator(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FindCoordinatorRequest)

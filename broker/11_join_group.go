@@ -32,7 +32,7 @@ import (
 	"sharq/group"
 )
 
-func init() { regKey(11, 0, 9, handleJoinGroup) }
+func init() { regKey(11, 0, 9, handleJoinGroup, waitsInHandler) }
 
 func handleJoinGroup(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.JoinGroupRequest)

@@ -21,7 +21,7 @@ import (
 	"sharq/group"
 )
 
-func init() { regKey(14, 0, 5, handleSyncGroup) }
+func init() { regKey(14, 0, 5, handleSyncGroup, waitsInHandler) }
 
 func handleSyncGroup(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.SyncGroupRequest)

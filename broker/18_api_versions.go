@@ -25,7 +25,7 @@ import (
 
 const apiVersionsKey = 18
 
-func init() { regKey(apiVersionsKey, 0, 5, handleApiVersions) }
+func init() { regKey(apiVersionsKey, 0, 5, handleApiVersions, coordinatorFree) }
 
 var softwareNameRE = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
 

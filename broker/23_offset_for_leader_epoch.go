@@ -16,7 +16,7 @@ import (
 	"sharq/log"
 )
 
-func init() { regKey(23, 2, 4, handleOffsetForLeaderEpoch) }
+func init() { regKey(23, 2, 4, handleOffsetForLeaderEpoch, coordinatorFree) }
 
 func handleOffsetForLeaderEpoch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetForLeaderEpochRequest)

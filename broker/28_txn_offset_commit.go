@@ -119,7 +119,7 @@ func handleTxnOffsetCommit(r *request, kreq kmsg.Request) (kmsg.Response, error)
 		var gerr error
 		perr, gerr = r.s.coord.groups.TxnCommitOffsets(cr)
 		if gerr != nil {
-			if group.ErrorCode(gerr) == -1 {
+			if group.ErrorCode(gerr) == kerr.UnknownServerError.Code {
 				r.s.logger.Error("transactional offset commit", "group", req.Group, "err", gerr)
 				gcode = kerr.CoordinatorNotAvailable.Code
 			} else {

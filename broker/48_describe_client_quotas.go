@@ -21,7 +21,7 @@ import (
 	"sharq/raftmeta"
 )
 
-func init() { regKey(48, 0, 1, handleDescribeClientQuotas) }
+func init() { regKey(48, 0, 1, handleDescribeClientQuotas, coordinatorFree) }
 
 func handleDescribeClientQuotas(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeClientQuotasRequest)

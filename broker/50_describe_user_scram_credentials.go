@@ -19,7 +19,7 @@ import (
 	"sharq/raftmeta"
 )
 
-func init() { regKey(50, 0, 0, handleDescribeUserScramCredentials) }
+func init() { regKey(50, 0, 0, handleDescribeUserScramCredentials, coordinatorFree) }
 
 func handleDescribeUserScramCredentials(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeUserSCRAMCredentialsRequest)

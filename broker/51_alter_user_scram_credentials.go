@@ -21,7 +21,7 @@ import (
 	"sharq/raftmeta"
 )
 
-func init() { regKey(51, 0, 0, handleAlterUserScramCredentials) }
+func init() { regKey(51, 0, 0, handleAlterUserScramCredentials, coordinatorFree) }
 
 func handleAlterUserScramCredentials(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AlterUserSCRAMCredentialsRequest)

@@ -10,7 +10,7 @@ package broker
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func init() { regKey(60, 0, 2, handleDescribeCluster) }
+func init() { regKey(60, 0, 2, handleDescribeCluster, coordinatorFree) }
 
 func handleDescribeCluster(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeClusterRequest)

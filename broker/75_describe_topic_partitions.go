@@ -22,7 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { regKey(75, 0, 0, handleDescribeTopicPartitions) }
+func init() { regKey(75, 0, 0, handleDescribeTopicPartitions, coordinatorFree) }
 
 func handleDescribeTopicPartitions(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeTopicPartitionsRequest)

@@ -51,7 +51,7 @@ func handleShareGroupHeartbeat(r *request, kreq kmsg.Request) (kmsg.Response, er
 		ClientID: r.clientID, ClientHost: r.c.clientHost(),
 	}, lookup, r.s.isOtherGroupType(req.GroupID))
 	if err != nil {
-		resp.ErrorCode = share.GroupErrorCode(err)
+		resp.ErrorCode = share.ErrorCode(err)
 		msg := err.Error()
 		resp.ErrorMessage = &msg
 		return resp, nil

@@ -47,7 +47,7 @@ func handleShareGroupDescribe(r *request, kreq kmsg.Request) (kmsg.Response, err
 			}
 		})
 		if !found {
-			g.ErrorCode = share.GroupErrorCode(share.ErrGroupIDNotFound)
+			g.ErrorCode = share.ErrorCode(share.ErrGroupIDNotFound)
 			msg := fmt.Sprintf("Group %s not found.", id)
 			if r.s.isOtherGroupType(id) {
 				msg = fmt.Sprintf("Group %s is not a share group.", id)

@@ -37,7 +37,7 @@ import (
 	"sharq/share"
 )
 
-func init() { regKey(78, 1, 2, handleShareFetch) }
+func init() { regKey(78, 1, 2, handleShareFetch, waitsInHandler, decodedBy(decodeShareFetch)) }
 
 func validShareIDs(group, member *string) bool {
 	return group != nil && strings.TrimSpace(*group) != "" &&

@@ -25,7 +25,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { regKey(79, 1, 2, handleShareAcknowledge) }
+func init() {
+	regKey(79, 1, 2, handleShareAcknowledge, servedInline, decodedBy(decodeShareAcknowledge))
+}
 
 func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ShareAcknowledgeRequest)

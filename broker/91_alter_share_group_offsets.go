@@ -33,7 +33,7 @@ func handleAlterShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response,
 		return resp, nil
 	}
 	if err := r.s.share.PrepareReset(req.GroupID); err != nil {
-		resp.ErrorCode = share.GroupErrorCode(err)
+		resp.ErrorCode = share.ErrorCode(err)
 		msg := fmt.Sprintf("Share group %s is not empty.", req.GroupID)
 		resp.ErrorMessage = &msg
 		return resp, nil

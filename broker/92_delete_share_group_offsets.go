@@ -39,7 +39,7 @@ func handleDeleteShareGroupOffsets(r *request, kreq kmsg.Request) (kmsg.Response
 		return resp, nil
 	}
 	if err := st.PrepareDelete(req.GroupID, len(keys)); err != nil {
-		resp.ErrorCode = share.GroupErrorCode(err)
+		resp.ErrorCode = share.ErrorCode(err)
 		msg := fmt.Sprintf("Group %s not found.", req.GroupID)
 		if errors.Is(err, share.ErrNonEmptyGroup) {
 			msg = fmt.Sprintf("Share group %s is not empty.", req.GroupID)

@@ -7,6 +7,7 @@ package broker
 // authentication only ApiVersions, SaslHandshake and SaslAuthenticate are
 // served, anything else closes the connection; a failed authentication is
 // answered with SASL_AUTHENTICATION_FAILED and the connection closes. The
+// two SASL APIs are 17_sasl_handshake.go and 36_sasl_authenticate.go; the
 // mechanisms themselves are pure state machines in broker/security.
 
 import (
@@ -20,17 +21,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/security"
 	"sharq/config"
 	"sharq/raftmeta"
-)
-
-const (
-	saslHandshakeKey    = 17
-	saslAuthenticateKey = 36
 )
 
 // listenerSecurity is a listener's security, built once at start-up.
@@ -143,92 +138,6 @@ func (c *conn) checkAuth(key int16) error {
 		return fmt.Errorf("unexpected Kafka request of type %s during SASL re-authentication", kmsg.NameForKey(key))
 	}
 	return nil
-}
-
-func init() {
-	regKey(saslHandshakeKey, 0, 1, handleSaslHandshake)
-	regKey(saslAuthenticateKey, 0, 2, handleSaslAuthenticate)
-}
-
-// SaslHandshake: v0-1. v1 (every current client) carries the tokens in
-// SaslAuthenticate; v0 sends them as bare size-prefixed frames.
-func handleSaslHandshake(r *request, kreq kmsg.Request) (kmsg.Response, error) {
-	req := kreq.(*kmsg.SASLHandshakeRequest)
-	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
-	c, a := r.c, &r.c.auth
-	ls := c.sec()
-	// Kafka answers a handshake outside the authenticator (a non-SASL
-	// listener, or an authenticated session that cannot re-authenticate)
-	// with ILLEGAL_SASL_STATE.
-	if !a.sasl || (a.authenticated && (a.reauthMs <= 0 || r.version < 1)) {
-		resp.ErrorCode = kerr.IllegalSaslState.Code
-		return resp, nil
-	}
-	resp.SupportedMechanisms = append([]string(nil), ls.cfg.Mechanisms...)
-	srv := c.newSASLServer(req.Mechanism)
-	if srv == nil {
-		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		a.closeAfter = fmt.Errorf("unsupported SASL mechanism %s", req.Mechanism)
-		return resp, nil
-	}
-	a.badMechanism = ""
-	if a.authenticated && req.Mechanism != a.mechanism {
-		a.badMechanism = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", req.Mechanism, a.mechanism)
-	}
-	a.server = srv
-	if !a.authenticated {
-		a.mechanism = req.Mechanism
-	}
-	a.raw = r.version == 0
-	return resp, nil
-}
-
-func (c *conn) newSASLServer(mech string) security.Server {
-	ls := c.sec()
-	if !slices.Contains(ls.cfg.Mechanisms, mech) {
-		return nil
-	}
-	switch mech {
-	case "PLAIN":
-		return &security.PlainServer{Users: ls.plainUsers}
-	case security.ScramSHA256.Name, security.ScramSHA512.Name:
-		m, _ := security.ScramMechanismByName(mech)
-		return &security.ScramServer{Mech: m, Lookup: func(user string) (security.ScramCredential, bool) {
-			cr, ok := c.s.meta.Image().Scram[raftmeta.ScramKey{User: user, Mechanism: m.Type}]
-			return security.ScramCredential(cr), ok
-		}}
-	}
-	return nil
-}
-
-// SaslAuthenticate: v0-2. v1 adds the session lifetime
-// (connections.max.reauth.ms), v2 is flexible.
-func handleSaslAuthenticate(r *request, kreq kmsg.Request) (kmsg.Response, error) {
-	req := kreq.(*kmsg.SASLAuthenticateRequest)
-	resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
-	a := &r.c.auth
-	if !a.sasl || a.server == nil {
-		resp.ErrorCode = kerr.IllegalSaslState.Code
-		msg := "SaslAuthenticate request received after successful authentication"
-		resp.ErrorMessage = &msg
-		return resp, nil
-	}
-	if int64(len(req.SASLAuthBytes)) > r.c.sec().cfg.MaxReceiveSize {
-		return nil, fmt.Errorf("SASL token of %d bytes is larger than sasl.server.max.receive.size", len(req.SASLAuthBytes))
-	}
-	out, err := r.c.saslStep(req.SASLAuthBytes)
-	if err != nil {
-		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
-		msg := err.Error()
-		resp.ErrorMessage = &msg
-		a.closeAfter = err
-		return resp, nil
-	}
-	resp.SASLAuthBytes = out
-	if a.server == nil && a.authenticated { // this step completed the exchange
-		resp.SessionLifetimeMillis = a.reauthMs
-	}
-	return resp, nil
 }
 
 // saslStep feeds one token to the exchange in progress. On completion it

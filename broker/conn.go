@@ -239,22 +239,16 @@ func (c *conn) readLoop() {
 	}
 }
 
-// inlineKeys are the requests the reader may handle itself: they never
-// park, so the socket goes unread only for as long as they compute. A
-// long-poll (Fetch, ShareFetch, group joins) is left to the processor so
-// that a client closing its connection meanwhile is noticed at once.
-var inlineKeys = [...]bool{shareAcknowledgeKey: true}
-
-const shareAcknowledgeKey = 79
-
 // handleInline reports whether the reader handles frame itself (the
-// processor being idle, see queued).
+// processor being idle, see queued): a request of an API registered
+// servedInline never parks, so the socket goes unread only for as long as
+// it computes.
 func (c *conn) handleInline(frame []byte) bool {
 	if c.auth.raw || len(frame) < 2 {
 		return false
 	}
-	key := int(binary.BigEndian.Uint16(frame))
-	return key < len(inlineKeys) && inlineKeys[key]
+	api := lookupAPI(int16(binary.BigEndian.Uint16(frame)))
+	return api != nil && api.inline
 }
 
 // handleSafely is handleFrame for the reader: a panic is logged and closes
@@ -455,23 +449,19 @@ func (c *conn) handleFrame(frame []byte) error {
 		return err
 	}
 
-	if !coordinatorFree[key] {
+	if !api.coordinatorFree {
 		if err := c.s.awaitCoordinators(c.ctx); err != nil {
 			return fmt.Errorf("%s waiting for the coordinators: %w", kmsg.NameForKey(key), err)
 		}
 	}
-	if key == shareFetchKey || key == shareAcknowledgeKey {
-		// Request header v2 (tagged fields), then the reused decoder.
+	if api.decode != nil {
+		// Request header v2 (tagged fields; regKey checked every version
+		// is flexible), then the API's own decoder.
 		var err error
 		if rest, err = skipTags(rest); err != nil {
 			return fmt.Errorf("request header tags of %s v%d: %w", kmsg.NameForKey(key), version, err)
 		}
-		var req kmsg.Request
-		if key == shareFetchKey {
-			req, err = c.shareFetchDecoder().decode(version, rest)
-		} else {
-			req, err = c.shareAckDecoder().decode(version, rest)
-		}
+		req, err := api.decode(c, version, rest)
 		if err != nil {
 			return fmt.Errorf("decode %s v%d: %w", kmsg.NameForKey(key), version, err)
 		}
@@ -505,7 +495,7 @@ func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
-	throttle := c.s.throttleFor(r, req, resp, inBytes, time.Since(start))
+	throttle := c.s.throttleFor(r, api, req, resp, inBytes, time.Since(start))
 	if t, ok := resp.(kmsg.ThrottleResponse); ok && throttle > 0 && resp != nil {
 		if cur, _ := t.Throttle(); int64(cur) < throttle.Milliseconds() {
 			t.(kmsg.SetThrottleResponse).SetThrottle(int32(throttle.Milliseconds()))

@@ -275,7 +275,7 @@ func (p pebbleSlog) Fatalf(format string, args ...any) {
 // loadCoordinators opens the group and share coordinators on the state
 // store while the node already serves: Kafka too answers ApiVersions,
 // Metadata, Produce and Fetch while its coordinators load their state. The
-// requests that need them wait in handleFrame (see needsCoordinators) for
+// requests of APIs not registered coordinatorFree wait in handleFrame for
 // the few milliseconds this takes rather than getting
 // COORDINATOR_LOAD_IN_PROGRESS and a client back-off of 100 ms or more.
 // A failure stops the node: Serve returns it.
@@ -333,19 +333,3 @@ func (s *Server) coordinatorsLoaded() bool {
 		return false
 	}
 }
-
-// coordinatorFree lists the APIs that may run before the coordinators have
-// loaded: they touch neither the group nor the share state. Every other
-// request waits for them (handleFrame).
-var coordinatorFree = func() (free [maxAPIKey + 1]bool) {
-	for _, k := range []int16{
-		0, 1, 2, 3, // Produce, Fetch, ListOffsets, Metadata
-		10, 18, 23, // FindCoordinator, ApiVersions, OffsetForLeaderEpoch
-		17, 36, 50, 51, // SaslHandshake, SaslAuthenticate, Describe/AlterUserScramCredentials
-		29, 30, 31, 48, // DescribeAcls, CreateAcls, DeleteAcls, DescribeClientQuotas
-		60, 75, // DescribeCluster, DescribeTopicPartitions
-	} {
-		free[k] = true
-	}
-	return free
-}()

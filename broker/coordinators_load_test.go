@@ -74,6 +74,7 @@ func TestCoordinatorsLoadWhileServing(t *testing.T) {
 			t.Fatalf("%s before the coordinators loaded: %v", kmsg.NameForKey(req.Key()), err)
 		}
 	}
+	checkCoordinatorFreeServed(t, s)
 	if code := httpStatus(t, "http://"+s.AdminAddr()+"/readyz"); code != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz while loading: %d, want 503", code)
 	}
@@ -149,4 +150,44 @@ func httpStatus(t *testing.T, url string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// checkCoordinatorFreeServed sends every API registered coordinatorFree,
+// at its highest version with kmsg's default body, to s while its
+// coordinators are held back: each is answered (or, for a body the API
+// refuses, ends the connection) without waiting for them, and without
+// touching their state, which is not there yet (a handler reading it
+// panics, and the panic fails this test).
+func checkCoordinatorFreeServed(t *testing.T, s *Server) {
+	t.Helper()
+	n := 0
+	for _, e := range registeredAPIs() {
+		if !e.coordinatorFree {
+			continue
+		}
+		n++
+		req := kmsg.RequestForKey(e.key)
+		req.SetVersion(e.maxVersion)
+		if p, ok := req.(*kmsg.ProduceRequest); ok {
+			p.Acks = -1 // acks=0 is not answered
+		}
+		a, peer := net.Pipe()
+		go io.Copy(io.Discard, peer)
+		c := s.newConn(a, 0)
+		done := make(chan error, 1)
+		go func() { done <- c.handleFrame(encodeFrame(req)) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Logf("%s v%d: %v", kmsg.NameForKey(e.key), e.maxVersion, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s v%d is registered coordinatorFree but waited for the coordinators", kmsg.NameForKey(e.key), e.maxVersion)
+		}
+		a.Close()
+		peer.Close()
+	}
+	if n == 0 {
+		t.Fatal("no API is registered coordinatorFree")
+	}
 }

@@ -7,7 +7,7 @@ var (
 	errUnknownTopicOrPartition    = kerr.UnknownTopicOrPartition.Code
 	errInvalidRequest             = kerr.InvalidRequest.Code
 	errUnsupportedVersion         = kerr.UnsupportedVersion.Code
-	errRebootstrapRequired        = int16(129)
+	errRebootstrapRequired        = kerr.RebootstrapRequired.Code
 	errInvalidTopic               = kerr.InvalidTopicException.Code
 	errTopicAuthorizationFailed   = kerr.TopicAuthorizationFailed.Code
 	errInvalidUpdateVersion       = kerr.InvalidUpdateVersion.Code
@@ -28,7 +28,6 @@ var (
 	errFetchSessionIDNotFound     = kerr.FetchSessionIDNotFound.Code
 	errInvalidFetchSessionEpoch   = kerr.InvalidFetchSessionEpoch.Code
 	errRequestTimedOut            = kerr.RequestTimedOut.Code
-	errUnknownServer              = kerr.UnknownServerError.Code
 	errPolicyViolation            = kerr.PolicyViolation.Code
 	errTopicDeletionDisabled      = kerr.TopicDeletionDisabled.Code
 	errInvalidTxnTimeout          = kerr.InvalidTransactionTimeout.Code

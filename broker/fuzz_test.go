@@ -99,19 +99,3 @@ func TestSkipTags(t *testing.T) {
 		}
 	}
 }
-
-func TestRegistryMatchesKmsg(t *testing.T) {
-	apis := registeredAPIs()
-	if len(apis) < 15 {
-		t.Fatalf("only %d APIs registered", len(apis))
-	}
-	for _, e := range apis {
-		if e.handle == nil {
-			t.Errorf("key %d has no handler", e.key)
-		}
-		req := kmsg.RequestForKey(e.key)
-		if req == nil || e.maxVersion > req.MaxVersion() {
-			t.Errorf("key %d: max version %d beyond kmsg", e.key, e.maxVersion)
-		}
-	}
-}

@@ -10,12 +10,6 @@ import (
 	"sharq/raftmeta/quota"
 )
 
-// waitsInHandler are the APIs whose handling time includes waiting (long
-// polls, rebalances). Kafka counts only thread time toward
-// request_percentage, which parks these in purgatory; sharq does not
-// split the two, so it leaves them out rather than charge the wait.
-var waitsInHandler = map[int16]bool{1: true, 11: true, 14: true, 78: true}
-
 // quotaLimit resolves the client quota of kind for the request's client
 // from the metadata image.
 func (s *Server) quotaLimit(img *raftmeta.Image, kind quota.Kind, user, clientID string) (quota.Limit, bool) {
@@ -39,8 +33,9 @@ func (s *Server) quotaLimit(img *raftmeta.Image, kind quota.Kind, user, clientID
 // returns how long to throttle it: the larger of the bandwidth throttle
 // (produce request bytes, fetch response record bytes) and the request
 // time throttle, as Kafka's KafkaApis does. Followers fetching
-// (replica id >= 0) are not client traffic.
-func (s *Server) throttleFor(r *request, req kmsg.Request, resp kmsg.Response, inBytes int, handled time.Duration) time.Duration {
+// (replica id >= 0) are not client traffic, and an API registered
+// waitsInHandler is not charged request time.
+func (s *Server) throttleFor(r *request, api *apiEntry, req kmsg.Request, resp kmsg.Response, inBytes int, handled time.Duration) time.Duration {
 	img := s.meta.Image()
 	if len(img.ClientQuotas) == 0 {
 		return 0
@@ -68,7 +63,7 @@ func (s *Server) throttleFor(r *request, req kmsg.Request, resp kmsg.Response, i
 		}
 	}
 	var rt time.Duration
-	if l, ok := s.quotaLimit(img, quota.Request, user, r.clientID); ok && !waitsInHandler[r.key] {
+	if l, ok := s.quotaLimit(img, quota.Request, user, r.clientID); ok && !api.waitsInHandler {
 		rt = s.quotas.Record(quota.Request, l, quota.PercentOf(handled), now)
 	}
 	return max(bw, rt)

@@ -58,9 +58,15 @@ func (d *shareAckDecoder) decode(version int16, body []byte) (*kmsg.ShareAcknowl
 	return req, nil
 }
 
-func (c *conn) shareAckDecoder() *shareAckDecoder {
+// decodeShareAcknowledge is ShareAcknowledge's decodeFunc: the
+// connection's reused decoder.
+func decodeShareAcknowledge(c *conn, version int16, body []byte) (kmsg.Request, error) {
 	if c.saDecoder == nil {
 		c.saDecoder = &shareAckDecoder{}
 	}
-	return c.saDecoder
+	req, err := c.saDecoder.decode(version, body)
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
 }

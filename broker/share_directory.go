@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"sharq/group"
 	"sharq/share"
 )
@@ -29,7 +31,7 @@ func (d shareDirectory) Owns(id string) bool {
 func (d shareDirectory) DeleteGroup(id string) error { return d.m.DeleteGroup(id) }
 
 func (d shareDirectory) ErrorCode(err error) int16 {
-	if code := share.GroupErrorCode(err); code != -1 {
+	if code := share.ErrorCode(err); code != kerr.UnknownServerError.Code {
 		return code
 	}
 	return errKafkaStorage

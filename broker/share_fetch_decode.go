@@ -17,8 +17,6 @@ import (
 // this decoder does not read plainly (a short body, an over-long varint)
 // goes to kmsg, which decides as for every other request.
 
-const shareFetchKey = 78
-
 // shareFetchDecoder is one connection's reused ShareFetch request.
 type shareFetchDecoder struct {
 	req           kmsg.ShareFetchRequest
@@ -210,9 +208,15 @@ func (d *shareFetchDecoder) decode(version int16, body []byte) (*kmsg.ShareFetch
 	return req, nil
 }
 
-func (c *conn) shareFetchDecoder() *shareFetchDecoder {
+// decodeShareFetch is ShareFetch's decodeFunc: the connection's reused
+// decoder.
+func decodeShareFetch(c *conn, version int16, body []byte) (kmsg.Request, error) {
 	if c.sfDecoder == nil {
 		c.sfDecoder = &shareFetchDecoder{}
 	}
-	return c.sfDecoder
+	req, err := c.sfDecoder.decode(version, body)
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
 }

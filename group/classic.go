@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // ClassicState is a classic group's state.
@@ -104,7 +106,7 @@ type classicMember struct {
 	joinCh               chan JoinResult // set while awaiting a join answer
 	syncCh               chan SyncResult // set while awaiting a sync answer
 	supportsSkip         bool
-	hbTimer              Timer
+	hbTimer              clock.Timer
 	hbSeq                uint64
 }
 
@@ -117,10 +119,10 @@ type classicGroup struct {
 	protocolName string
 	leader       string
 	members      map[string]*classicMember
-	joinOrder    []string          // member ids in join order (leader choice)
-	pending      map[string]Timer  // KIP-394 member ids handed out, not yet joined
-	static       map[string]string // instance id -> member id
-	rebTimer     Timer             // rebalance (join) or sync timeout
+	joinOrder    []string               // member ids in join order (leader choice)
+	pending      map[string]clock.Timer // KIP-394 member ids handed out, not yet joined
+	static       map[string]string      // instance id -> member id
+	rebTimer     clock.Timer            // rebalance (join) or sync timeout
 	rebSeq       uint64
 	initialDelay bool // the initial delayed join is running
 	newMember    bool // a member joined during the initial delay
@@ -128,7 +130,7 @@ type classicGroup struct {
 }
 
 func (c *Coordinator) newClassicLocked(id string) *classicGroup {
-	g := &classicGroup{c: c, id: id, members: map[string]*classicMember{}, pending: map[string]Timer{}, static: map[string]string{}}
+	g := &classicGroup{c: c, id: id, members: map[string]*classicMember{}, pending: map[string]clock.Timer{}, static: map[string]string{}}
 	c.mu.classic[id] = g
 	return g
 }

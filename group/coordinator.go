@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // TopicID is a Kafka topic id.
@@ -75,7 +77,7 @@ func DefaultSettings() Settings {
 // Config configures a Coordinator.
 type Config struct {
 	Store  OffsetStore // required
-	Clock  Clock       // nil = wall clock
+	Clock  clock.Clock // nil = wall clock
 	Logger *slog.Logger
 	// Topics returns the cluster's topics by name (regex subscriptions,
 	// assignments); nil = no topics.
@@ -87,7 +89,7 @@ type Config struct {
 // Coordinator owns every group of this node.
 type Coordinator struct {
 	store    OffsetStore
-	clock    Clock
+	clock    clock.Clock
 	logger   *slog.Logger
 	topics   func() map[string]TopicInfo
 	settings func(group string) Settings
@@ -126,7 +128,7 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	c := &Coordinator{store: cfg.Store, clock: cfg.Clock, logger: cfg.Logger, topics: cfg.Topics, settings: cfg.Settings}
 	if c.clock == nil {
-		c.clock = RealClock()
+		c.clock = clock.Real()
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))

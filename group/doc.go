@@ -14,14 +14,15 @@
 // Concurrency: one mutex (Coordinator.mu) guards every group. Requests that
 // wait (JoinGroup until the rebalance completes, SyncGroup until the leader
 // sends the assignment) park on a buffered channel outside the lock; timers
-// (sessions, rebalance, revocation) come from an injectable Clock and take
-// the lock when they fire, checking a sequence number so that a timer
-// stopped too late does nothing. The mutex is a leaf: the Topics and
-// Settings callbacks of Config run with it held and must only read
-// (the broker's metadata image and config are atomic pointers).
+// (sessions, rebalance, revocation) come from an injectable clock
+// (log/clock) and take the lock when they fire, checking a sequence number
+// so that a timer stopped too late does nothing. The mutex is a leaf: the
+// Topics and Settings callbacks of Config run with it held and must only
+// read (the broker's metadata image and config are atomic pointers).
 // OffsetCommit writes the store without it, holding a per-group stripe
 // (Coordinator.io) that orders one group's store writes; rare admin
-// deletions write under both. Lock order: io stripe, then mu.
+// deletions write under both. Lock order: io stripe, then mu (with the
+// cross-package orders in docs/locking.md).
 //
 // Durability: committed offsets are written through an OffsetStore before
 // OffsetCommit answers. The broker's store journals each write

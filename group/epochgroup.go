@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // Consumer groups (KIP-848) and streams groups (KIP-1071) run the same
@@ -84,7 +86,7 @@ func (g *epochGroup[M, T]) shutdownLocked() {
 	}
 }
 
-func stopTimer(t Timer) {
+func stopTimer(t clock.Timer) {
 	if t != nil {
 		t.Stop()
 	}
@@ -255,7 +257,7 @@ func (g *epochGroup[M, T]) validateFetchLocked(memberID string, epoch int32) err
 // that fires after it was re-armed or stopped does nothing (Stop cannot
 // recall a callback already started).
 type memberTimers struct {
-	hbTimer, revTimer Timer
+	hbTimer, revTimer clock.Timer
 	hbSeq, revSeq     uint64
 }
 

@@ -3,13 +3,16 @@ package group
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
+
+	"sharq/log/clock"
 )
 
-func newTestCoordinator(t *testing.T) (*Coordinator, *FakeClock) {
+func newTestCoordinator(t *testing.T) (*Coordinator, *clock.Fake) {
 	t.Helper()
-	clk := NewFakeClock(time.Unix(1_700_000_000, 0))
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	st := DefaultSettings()
 	st.InitialRebalanceDelay = 3 * time.Second
 	st.ConsumerSessionTimeout = 10 * time.Second
@@ -181,6 +184,56 @@ func TestOffsetsExpireForEmptyGroups(t *testing.T) {
 		t.Fatalf("expired %d, group exists %v", n, c.Exists("g"))
 	}
 }
+
+// RunExpiry expires the offsets of an empty group on its own interval, on
+// the coordinator's clock, and returns once its context is done.
+func TestRunExpiryOnClock(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	logged := make(chan string, 1024)
+	c, err := New(Config{Store: NewMemStore(), Clock: clk, Logger: slog.New(notifyHandler(logged)),
+		Topics: func() map[string]TopicInfo { return map[string]TopicInfo{"t": {ID: TopicID{1}, Partitions: 4}} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if _, err := c.CommitOffsets(CommitRequest{Group: "g", Generation: -1, Offsets: map[TopicPartition]Offset{{"t", 0}: {Offset: 5}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.RunExpiry(ctx, time.Hour)
+	}()
+	clk.BlockUntil(1)
+	clk.Advance(7*24*time.Hour + time.Hour) // retention, then one more tick
+	for msg := range logged {
+		if msg == "expired committed offsets" {
+			break
+		}
+	}
+	if c.Exists("g") {
+		t.Fatal("group still exists after its offsets expired")
+	}
+	cancel()
+	<-done
+}
+
+// notifyHandler is a slog handler that sends each record's message to
+// the channel, dropping it when the channel is full (a test that stopped
+// reading must not block the logger).
+type notifyHandler chan string
+
+func (h notifyHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h notifyHandler) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case h <- r.Message:
+	default:
+	}
+	return nil
+}
+func (h notifyHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h notifyHandler) WithGroup(string) slog.Handler      { return h }
 
 func TestJoinWaitsForContext(t *testing.T) {
 	c, _ := newTestCoordinator(t)
@@ -403,7 +456,7 @@ func TestConcurrentCommits(t *testing.T) {
 // resolves against every topic, internal ones included, as Kafka 4.4's
 // coordinator does; it is matched in full.
 func TestConsumerRegexMatchesInternalTopics(t *testing.T) {
-	clk := NewFakeClock(time.Unix(1_700_000_000, 0))
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	st := DefaultSettings()
 	topics := map[string]TopicInfo{
 		"t":                  {ID: TopicID{1}, Partitions: 2},

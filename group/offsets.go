@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // CommitRequest is an OffsetCommit for one group. Generation is the classic
@@ -425,12 +427,13 @@ func (c *Coordinator) expireGroupOffsets(g string) int {
 	return n
 }
 
-// RunExpiry calls ExpireOffsets every interval until ctx is done.
+// RunExpiry calls ExpireOffsets every interval, on the coordinator's
+// clock, until ctx is done.
 func (c *Coordinator) RunExpiry(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		return
 	}
-	t := time.NewTicker(interval)
+	t := clock.NewTicker(c.clock, interval)
 	defer t.Stop()
 	for {
 		select {

@@ -20,13 +20,6 @@ import (
 	"time"
 )
 
-// Streams errors (StreamsGroupHeartbeat).
-var (
-	ErrStreamsInvalidTopology      = &Error{130, "the supplied topology is invalid"}
-	ErrStreamsInvalidTopologyEpoch = &Error{131, "the supplied topology epoch is invalid"}
-	ErrStreamsTopologyFenced       = &Error{132, "the supplied topology epoch is outdated"}
-)
-
 // TypeStreams is the group type of a streams group (ListGroups).
 const TypeStreams = "streams"
 

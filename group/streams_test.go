@@ -6,20 +6,22 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // streamsFixture is a coordinator over a topic map the test edits (as
 // internal topics get created).
 type streamsFixture struct {
 	c      *Coordinator
-	clk    *FakeClock
+	clk    *clock.Fake
 	topics map[string]TopicInfo
 	st     Settings
 }
 
 func newStreamsFixture(t *testing.T, topics map[string]int32) *streamsFixture {
 	t.Helper()
-	f := &streamsFixture{clk: NewFakeClock(time.Unix(1_700_000_000, 0)), topics: map[string]TopicInfo{}, st: DefaultSettings()}
+	f := &streamsFixture{clk: clock.NewFake(time.Unix(1_700_000_000, 0)), topics: map[string]TopicInfo{}, st: DefaultSettings()}
 	f.st.StreamsSessionTimeout = 10 * time.Second
 	f.st.StreamsInitialRebalanceDelay = 0
 	for n, p := range topics {
@@ -487,7 +489,7 @@ func TestStreamsHeartbeatValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		req  StreamsHeartbeatRequest
-		err  *Error
+		err  error
 		msg  string
 	}{
 		{"no member id", StreamsHeartbeatRequest{Group: "g", RebalanceTimeout: -1}, ErrInvalidRequest, "MemberId can't be empty."},

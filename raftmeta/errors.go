@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// More sentinel errors (the contract's are in api.go).
+// More sentinel errors (the contract's are in api.go); ErrorCode maps
+// them.
 var (
-	ErrInvalidTopic             = errors.New("invalid topic name")           // INVALID_TOPIC_EXCEPTION (17)
-	ErrInvalidReplicationFactor = errors.New("invalid replication factor")   // INVALID_REPLICATION_FACTOR (38)
-	ErrInvalidReplicaAssignment = errors.New("invalid replica assignment")   // INVALID_REPLICA_ASSIGNMENT (39)
-	ErrInvalidRequest           = errors.New("invalid metadata request")     // INVALID_REQUEST (42)
-	ErrTimeout                  = errors.New("metadata operation timed out") // REQUEST_TIMED_OUT (7)
+	ErrInvalidTopic             = errors.New("invalid topic name")
+	ErrInvalidReplicationFactor = errors.New("invalid replication factor")
+	ErrInvalidReplicaAssignment = errors.New("invalid replica assignment")
+	ErrInvalidRequest           = errors.New("invalid metadata request")
+	ErrTimeout                  = errors.New("metadata operation timed out")
 )
 
 // MaxPartitions bounds one topic's partition count: a guard against a typo
@@ -56,7 +59,8 @@ func validTopicName(name string) error {
 }
 
 // ErrorCode maps an error from this package to the Kafka error code the
-// broker puts in a response (0 for nil, -1 UNKNOWN_SERVER_ERROR otherwise).
+// broker puts in a response: 0 for nil, UNKNOWN_SERVER_ERROR for anything
+// else.
 func ErrorCode(err error) int16 {
 	var pe *PartitionError
 	switch {
@@ -65,24 +69,24 @@ func ErrorCode(err error) int16 {
 	case errors.As(err, &pe):
 		return pe.Code
 	case errors.Is(err, ErrUnknownTopic):
-		return 3 // UNKNOWN_TOPIC_OR_PARTITION
+		return kerr.UnknownTopicOrPartition.Code
 	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return 7 // REQUEST_TIMED_OUT
+		return kerr.RequestTimedOut.Code
 	case errors.Is(err, ErrInvalidTopic):
-		return 17 // INVALID_TOPIC_EXCEPTION
+		return kerr.InvalidTopicException.Code
 	case errors.Is(err, ErrTopicExists):
-		return 36 // TOPIC_ALREADY_EXISTS
+		return kerr.TopicAlreadyExists.Code
 	case errors.Is(err, ErrInvalidPartitions):
-		return 37 // INVALID_PARTITIONS
+		return kerr.InvalidPartitions.Code
 	case errors.Is(err, ErrInvalidReplicationFactor):
-		return 38 // INVALID_REPLICATION_FACTOR
+		return kerr.InvalidReplicationFactor.Code
 	case errors.Is(err, ErrInvalidReplicaAssignment):
-		return 39 // INVALID_REPLICA_ASSIGNMENT
+		return kerr.InvalidReplicaAssignment.Code
 	case errors.Is(err, ErrNotController), errors.Is(err, ErrClosed):
 		// A closing node is no longer the controller; clients retry elsewhere.
-		return 41 // NOT_CONTROLLER
+		return kerr.NotController.Code
 	case errors.Is(err, ErrInvalidRequest):
-		return 42 // INVALID_REQUEST
+		return kerr.InvalidRequest.Code
 	}
-	return -1
+	return kerr.UnknownServerError.Code
 }

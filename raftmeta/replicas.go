@@ -24,6 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // ElectionType is ElectLeaders' election type.
@@ -51,15 +53,15 @@ func (e *PartitionError) Error() string {
 }
 
 // Kafka error codes of the partition placement APIs.
-const (
-	codeUnknownTopicOrPartition     = 3
-	codeInvalidReplicationFactor    = 38
-	codeInvalidReplicaAssignment    = 39
-	codeInvalidRequest              = 42
-	codePreferredLeaderNotAvailable = 80
-	codeEligibleLeadersNotAvailable = 83
-	codeElectionNotNeeded           = 84
-	codeNoReassignmentInProgress    = 85
+var (
+	codeUnknownTopicOrPartition     = kerr.UnknownTopicOrPartition.Code
+	codeInvalidReplicationFactor    = kerr.InvalidReplicationFactor.Code
+	codeInvalidReplicaAssignment    = kerr.InvalidReplicaAssignment.Code
+	codeInvalidRequest              = kerr.InvalidRequest.Code
+	codePreferredLeaderNotAvailable = kerr.PreferredLeaderNotAvailable.Code
+	codeEligibleLeadersNotAvailable = kerr.EligibleLeadersNotAvailable.Code
+	codeElectionNotNeeded           = kerr.ElectionNotNeeded.Code
+	codeNoReassignmentInProgress    = kerr.NoReassignmentInProgress.Code
 )
 
 func partitionError(code int16, format string, args ...any) *PartitionError {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // Dead-letter queues (KIP-1191, share.version 2) as Kafka 4.4's
@@ -104,14 +106,14 @@ type dlqQueue struct {
 	cond    *sync.Cond
 	jobs    []dlqJob
 	closed  bool
-	timers  map[Timer]struct{}
+	timers  map[clock.Timer]struct{}
 	stats   map[dlqStatsKey]*DLQStats
 	done    chan struct{}
 	running int // jobs taken but not finished (tests wait for idle)
 }
 
 func (m *Manager) startDLQ() {
-	q := &dlqQueue{timers: map[Timer]struct{}{}, stats: map[dlqStatsKey]*DLQStats{}, done: make(chan struct{})}
+	q := &dlqQueue{timers: map[clock.Timer]struct{}{}, stats: map[dlqStatsKey]*DLQStats{}, done: make(chan struct{})}
 	q.cond = sync.NewCond(&q.mu)
 	m.dlqq = q
 	go m.dlqLoop()
@@ -213,7 +215,7 @@ func (m *Manager) runDLQJob(j dlqJob) {
 		q := m.dlqq
 		q.mu.Lock()
 		if !q.closed {
-			var t Timer
+			var t clock.Timer
 			t = m.clock.AfterFunc(d, func() {
 				q.mu.Lock()
 				delete(q.timers, t)

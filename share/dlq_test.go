@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // fakeDLQ is a DLQ whose appends fail while fail > 0 and can be held.
@@ -69,7 +71,7 @@ type dlqEvent struct {
 	settled bool
 }
 
-func newDLQManager(t *testing.T, p Persister, d *fakeDLQ, clock *FakeClock, lg *memLog) (*Manager, chan dlqEvent) {
+func newDLQManager(t *testing.T, p Persister, d *fakeDLQ, clock *clock.Fake, lg *memLog) (*Manager, chan dlqEvent) {
 	t.Helper()
 	m, err := NewManager(Options{
 		Persister: p, Logs: memLogs{lg}, Clock: clock, DLQ: d,
@@ -103,7 +105,7 @@ func TestDLQRetriesThenArchives(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lg := &memLog{}
 			lg.append(2)
-			clock := NewFakeClock(time.Unix(1000, 0))
+			clock := clock.NewFake(time.Unix(1000, 0))
 			d := &fakeDLQ{exists: true, enabled: true, fail: tc.fail}
 			m, events := newDLQManager(t, NewMemPersister(), d, clock, lg)
 			defer m.Close()
@@ -148,7 +150,7 @@ func TestDLQRetriesThenArchives(t *testing.T) {
 func TestDLQRedrivenAfterCrash(t *testing.T) {
 	lg := &memLog{}
 	lg.append(3)
-	clock := NewFakeClock(time.Unix(1000, 0))
+	clock := clock.NewFake(time.Unix(1000, 0))
 	persisted := NewMemPersister()
 	held := &fakeDLQ{exists: true, enabled: true, hold: make(chan struct{})}
 	m1, _ := newDLQManager(t, persisted, held, clock, lg)
@@ -188,7 +190,7 @@ func TestDLQReleaseAtLimitAndOff(t *testing.T) {
 		t.Run(fmt.Sprint("enabled=", enabled), func(t *testing.T) {
 			lg := &memLog{}
 			lg.append(1)
-			clock := NewFakeClock(time.Unix(1000, 0))
+			clock := clock.NewFake(time.Unix(1000, 0))
 			d := &fakeDLQ{exists: true, enabled: true}
 			m, events := newDLQManager(t, NewMemPersister(), d, clock, lg)
 			defer m.Close()
@@ -232,7 +234,7 @@ func TestDLQValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lg := &memLog{}
 			lg.append(1)
-			clock := NewFakeClock(time.Unix(1000, 0))
+			clock := clock.NewFake(time.Unix(1000, 0))
 			d := &fakeDLQ{exists: tc.exists, enabled: tc.enabled}
 			m, events := newDLQManager(t, NewMemPersister(), d, clock, lg)
 			defer m.Close()

@@ -5,12 +5,14 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"sharq/log/clock"
 )
 
-func newFairManager(t *testing.T, fair bool) (*Manager, *memLog, *FakeClock) {
+func newFairManager(t *testing.T, fair bool) (*Manager, *memLog, *clock.Fake) {
 	t.Helper()
 	lg := &memLog{}
-	clock := NewFakeClock(time.Unix(1000, 0))
+	clock := clock.NewFake(time.Unix(1000, 0))
 	m, err := NewManager(Options{
 		Persister: NewMemPersister(),
 		Logs:      memLogs{lg},

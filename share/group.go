@@ -9,45 +9,12 @@ package share
 // with epoch 0 (what Kafka clients do after a coordinator move).
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 )
-
-// Coordinator errors; GroupErrorCode maps them to Kafka codes.
-var (
-	ErrGroupIDNotFound    = errors.New("group id not found")     // GROUP_ID_NOT_FOUND (69)
-	ErrUnknownMemberID    = errors.New("unknown member id")      // UNKNOWN_MEMBER_ID (25)
-	ErrFencedMemberEpoch  = errors.New("fenced member epoch")    // FENCED_MEMBER_EPOCH (110)
-	ErrGroupMaxSize       = errors.New("group max size reached") // GROUP_MAX_SIZE_REACHED (81)
-	ErrNonEmptyGroup      = errors.New("group is not empty")     // NON_EMPTY_GROUP (68)
-	ErrInvalidHeartbeat   = errors.New("invalid heartbeat")      // INVALID_REQUEST (42)
-	ErrNotShareGroupError = errors.New("not a share group")      // GROUP_ID_NOT_FOUND (69)
-)
-
-// GroupErrorCode maps coordinator errors to Kafka error codes.
-func GroupErrorCode(err error) int16 {
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, ErrGroupIDNotFound), errors.Is(err, ErrNotShareGroupError):
-		return 69
-	case errors.Is(err, ErrUnknownMemberID):
-		return 25
-	case errors.Is(err, ErrFencedMemberEpoch):
-		return 110
-	case errors.Is(err, ErrGroupMaxSize):
-		return 81
-	case errors.Is(err, ErrNonEmptyGroup):
-		return 68
-	case errors.Is(err, ErrInvalidHeartbeat):
-		return 42
-	}
-	return -1
-}
 
 // TopicInfo is what the assignor needs of a subscribed topic.
 type TopicInfo struct {

@@ -152,7 +152,7 @@ func TestHeartbeatEpochsAndErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %v", ec.name, err, ec.want)
 		}
 	}
-	if _, err := c.Heartbeat(t0, HeartbeatRequest{GroupID: "g", MemberID: "x", MemberEpoch: 0, Subscribed: []string{"t"}}, GroupConfig{}, topics, true); !errors.Is(err, ErrNotShareGroupError) || GroupErrorCode(err) != 69 {
+	if _, err := c.Heartbeat(t0, HeartbeatRequest{GroupID: "g", MemberID: "x", MemberEpoch: 0, Subscribed: []string{"t"}}, GroupConfig{}, topics, true); !errors.Is(err, ErrNotShareGroupError) || ErrorCode(err) != 69 {
 		t.Errorf("other group type: %v", err)
 	}
 	// Max size.

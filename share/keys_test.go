@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sharq/log"
+	"sharq/log/clock"
 	"sharq/log/recordbatch"
 )
 
@@ -158,7 +159,7 @@ func TestManagerKeyOrderedRestart(t *testing.T) {
 			RenewEnabled: true, MaxSessions: 10, FetchMaxBytes: 1 << 20, KeyOrdered: true}
 	}
 	open := func() *Manager {
-		m, err := NewManager(Options{Persister: per, Logs: memLogs{lg}, Clock: NewFakeClock(time.Unix(1000, 0)), Settings: settings, Decompress: log.Decompress})
+		m, err := NewManager(Options{Persister: per, Logs: memLogs{lg}, Clock: clock.NewFake(time.Unix(1000, 0)), Settings: settings, Decompress: log.Decompress})
 		if err != nil {
 			t.Fatal(err)
 		}

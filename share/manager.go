@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // Manager is a node's share groups: the coordinator (membership and
@@ -13,8 +15,9 @@ import (
 // pipeline. The broker decodes a request, calls one Manager method with
 // plain values and encodes the answer.
 //
-// Lock order (the one place it is written down; broker/ui.go and the metrics
-// collector only ever take one of these at a time):
+// Lock order (docs/locking.md has it with the other packages' orders;
+// broker/ui.go and the metrics collector only ever take one of these at a
+// time):
 //
 //  1. Manager.mu: coordinator, sessions, the share-partition registry.
 //     Never held across disk I/O other than loading a share-partition's
@@ -35,7 +38,7 @@ type Manager struct {
 	persister Persister
 	logs      Logs
 	settings  func(group string) Settings
-	clock     Clock
+	clock     clock.Clock
 	logger    *slog.Logger
 
 	mu       sync.Mutex
@@ -43,7 +46,7 @@ type Manager struct {
 	sessions map[sessionKey]*session
 	parts    map[Key]*part
 	// expiry is the one timer for member session timeouts.
-	expiry Timer
+	expiry clock.Timer
 
 	decompress Decompressor
 
@@ -98,7 +101,7 @@ type Options struct {
 	// Settings returns a group's effective settings; called once per
 	// request.
 	Settings func(group string) Settings
-	Clock    Clock        // nil: RealClock
+	Clock    clock.Clock  // nil: clock.Real()
 	Logger   *slog.Logger // nil: slog.Default
 	// DLQ writes dead-letter records (KIP-1191); nil turns them off.
 	DLQ DLQ
@@ -112,7 +115,7 @@ type Options struct {
 // (empty) after a restart, as in Kafka.
 func NewManager(o Options) (*Manager, error) {
 	if o.Clock == nil {
-		o.Clock = RealClock()
+		o.Clock = clock.Real()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -142,17 +145,6 @@ func NewManager(o Options) (*Manager, error) {
 	return m, nil
 }
 
-// Kafka error codes the Manager answers with.
-const (
-	codeNotLeader          int16 = 6
-	codeTopicAuthFailed    int16 = 29
-	codeKafkaStorage       int16 = 56
-	codeUnknownTopicID     int16 = 100
-	codeSessionNotFound    int16 = 122
-	codeInvalidSessionEpch int16 = 123
-	codeSessionLimit       int16 = 133
-)
-
 // TopicPartition names a partition by topic id.
 type TopicPartition struct {
 	TopicID   [16]byte
@@ -170,7 +162,7 @@ type part struct {
 
 	mu      sync.Mutex
 	sp      *SharePartition
-	timer   Timer
+	timer   clock.Timer
 	armed   time.Time
 	waiters map[chan struct{}]struct{}
 	release []InFlightRange

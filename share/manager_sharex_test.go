@@ -4,12 +4,14 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"sharq/log/clock"
 )
 
-func newTestManagerWith(t *testing.T, tune func(*Settings)) (*Manager, *memLog, *FakeClock, *MemPersister) {
+func newTestManagerWith(t *testing.T, tune func(*Settings)) (*Manager, *memLog, *clock.Fake, *MemPersister) {
 	t.Helper()
 	lg := &memLog{}
-	clock := NewFakeClock(time.Unix(1000, 0))
+	clock := clock.NewFake(time.Unix(1000, 0))
 	per := NewMemPersister()
 	m, err := NewManager(Options{
 		Persister: per,

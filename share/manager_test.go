@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // memLog is a PartitionLog over raw batch framing (rawBatches).
@@ -107,10 +109,10 @@ func (m memLogs) Partition(_ [16]byte, p int32) (PartitionLog, int16) {
 }
 func (memLogs) ReadErrorCode(error) int16 { return codeUnknownServerError }
 
-func newTestManager(t *testing.T) (*Manager, *memLog, *FakeClock) {
+func newTestManager(t *testing.T) (*Manager, *memLog, *clock.Fake) {
 	t.Helper()
 	lg := &memLog{}
-	clock := NewFakeClock(time.Unix(1000, 0))
+	clock := clock.NewFake(time.Unix(1000, 0))
 	m, err := NewManager(Options{
 		Persister: NewMemPersister(),
 		Logs:      memLogs{lg},

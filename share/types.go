@@ -1,7 +1,6 @@
 package share
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -224,39 +223,4 @@ func (e *Effects) merge(o Effects) {
 	e.Persist = e.Persist || o.Persist
 	e.Durable = e.Durable || o.Durable
 	e.Archiving = e.Archiving || o.Archiving
-}
-
-// Sentinel errors; ErrorCode maps them to Kafka error codes.
-var (
-	ErrInvalidRequest     = errors.New("share: invalid acknowledgement request")
-	ErrInvalidRecordState = errors.New("share: invalid record state")
-	ErrNotInitialised     = errors.New("share: share-partition not initialised")
-	ErrCorruptState       = errors.New("share: corrupt persisted state")
-	ErrInvalidKey         = errors.New("share: invalid state key")
-)
-
-// Kafka error codes returned by ErrorCode.
-const (
-	codeNone               int16 = 0
-	codeUnknownServerError int16 = -1
-	codeUnknownTopicOrPart int16 = 3
-	codeInvalidRequest     int16 = 42
-	codeInvalidRecordState int16 = 121
-)
-
-// ErrorCode maps an error from this package (wrapped or not) to the Kafka
-// error code the broker puts in the partition's (Acknowledge)ErrorCode.
-func ErrorCode(err error) int16 {
-	switch {
-	case err == nil:
-		return codeNone
-	case errors.Is(err, ErrInvalidRequest):
-		return codeInvalidRequest
-	case errors.Is(err, ErrInvalidRecordState):
-		return codeInvalidRecordState
-	case errors.Is(err, ErrNotInitialised):
-		// Kafka answers a share-partition it has not loaded with this.
-		return codeUnknownTopicOrPart
-	}
-	return codeUnknownServerError
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"sharq/log/clock"
 )
 
 // Markers writes transaction markers into partition logs (Kafka's
@@ -34,7 +36,7 @@ type Config struct {
 	// (AddPartitionsToTxn answers UNKNOWN_TOPIC_OR_PARTITION otherwise);
 	// nil = every partition exists.
 	PartitionExists func(TopicPartition) bool
-	Now             func() time.Time // nil = time.Now
+	Clock           clock.Clock // nil = clock.Real()
 	Logger          *slog.Logger
 	// Settings returns the current limits (dynamic configs); nil = Kafka's
 	// defaults.
@@ -62,7 +64,7 @@ type Coordinator struct {
 	markers  Markers
 	offsets  Offsets
 	exists   func(TopicPartition) bool
-	now      func() time.Time
+	clock    clock.Clock
 	logger   *slog.Logger
 	settings func() Settings
 
@@ -86,12 +88,12 @@ func New(cfg Config) (*Coordinator, error) {
 		return nil, errors.New("transaction coordinator: store, id allocator and marker writer are required")
 	}
 	c := &Coordinator{store: cfg.Store, ids: cfg.IDs, markers: cfg.Markers, offsets: cfg.Offsets,
-		exists: cfg.PartitionExists, now: cfg.Now, logger: cfg.Logger, settings: cfg.Settings, txns: map[string]*entry{}}
+		exists: cfg.PartitionExists, clock: cfg.Clock, logger: cfg.Logger, settings: cfg.Settings, txns: map[string]*entry{}}
 	if c.exists == nil {
 		c.exists = func(TopicPartition) bool { return true }
 	}
-	if c.now == nil {
-		c.now = time.Now
+	if c.clock == nil {
+		c.clock = clock.Real()
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -116,7 +118,7 @@ func (c *Coordinator) Close() {
 	c.mu.Unlock()
 }
 
-func (c *Coordinator) nowMs() int64 { return c.now().UnixMilli() }
+func (c *Coordinator) nowMs() int64 { return c.clock.Now().UnixMilli() }
 
 // lock returns the locked entry of id (creating it when create is set), or
 // nil if there is none.
@@ -718,9 +720,9 @@ func (c *Coordinator) ExpireIDs() []string {
 // is done. It completes unfinished transactions at once on start.
 func (c *Coordinator) Run(ctx context.Context, abortInterval, expireInterval time.Duration) {
 	c.CompleteUnfinished()
-	at := time.NewTicker(abortInterval)
+	at := clock.NewTicker(c.clock, abortInterval)
 	defer at.Stop()
-	et := time.NewTicker(expireInterval)
+	et := clock.NewTicker(c.clock, expireInterval)
 	defer et.Stop()
 	for {
 		select {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sharq/log/clock"
 )
 
 type marker struct {
@@ -17,9 +19,10 @@ type marker struct {
 }
 
 type fakeMarkers struct {
-	mu   sync.Mutex
-	got  []marker
-	fail error
+	mu    sync.Mutex
+	got   []marker
+	fail  error
+	wrote chan marker // if set, every written marker is sent here too
 }
 
 func (f *fakeMarkers) WriteMarker(tp TopicPartition, pid int64, epoch int16, commit bool) error {
@@ -29,6 +32,9 @@ func (f *fakeMarkers) WriteMarker(tp TopicPartition, pid int64, epoch int16, com
 		return f.fail
 	}
 	f.got = append(f.got, marker{tp, pid, epoch, commit})
+	if f.wrote != nil {
+		f.wrote <- marker{tp, pid, epoch, commit}
+	}
 	return nil
 }
 
@@ -48,13 +54,13 @@ type harness struct {
 	store   *MemStore
 	markers *fakeMarkers
 	offsets *fakeOffsets
-	now     time.Time
+	clk     *clock.Fake
 	ids     *IDAllocator
 	c       *Coordinator
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, store: NewMemStore(), markers: &fakeMarkers{}, offsets: &fakeOffsets{}, now: time.UnixMilli(1_000_000)}
+	h := &harness{t: t, store: NewMemStore(), markers: &fakeMarkers{}, offsets: &fakeOffsets{}, clk: clock.NewFake(time.UnixMilli(1_000_000))}
 	next := int64(1000)
 	h.ids = &IDAllocator{Reserve: func(_ context.Context, n int64) (int64, error) { f := next; next += n; return f, nil }}
 	h.open()
@@ -63,7 +69,7 @@ func newHarness(t *testing.T) *harness {
 
 func (h *harness) open() {
 	c, err := New(Config{Store: h.store, IDs: h.ids, Markers: h.markers, Offsets: h.offsets,
-		Now:             func() time.Time { return h.now },
+		Clock:           h.clk,
 		PartitionExists: func(tp TopicPartition) bool { return tp.Topic != "missing" }})
 	if err != nil {
 		h.t.Fatal(err)
@@ -215,11 +221,11 @@ func TestTimeoutsAndExpiry(t *testing.T) {
 	if _, err := h.c.AddPartitions("x", p.ProducerID, p.Epoch, []TopicPartition{tpA}, true); err != nil {
 		t.Fatal(err)
 	}
-	h.now = h.now.Add(59 * time.Second)
+	h.clk.Advance(59 * time.Second)
 	if got := h.c.AbortTimedOut(); len(got) != 0 {
 		t.Fatalf("aborted before the timeout: %v", got)
 	}
-	h.now = h.now.Add(2 * time.Second)
+	h.clk.Advance(2 * time.Second)
 	if got := h.c.AbortTimedOut(); !reflect.DeepEqual(got, []string{"x"}) {
 		t.Fatalf("timed out = %v", got)
 	}
@@ -233,11 +239,11 @@ func TestTimeoutsAndExpiry(t *testing.T) {
 	if err != nil || d.Metadata.State != CompleteAbort {
 		t.Fatalf("describe = %+v, %v", d, err)
 	}
-	h.now = h.now.Add(7*24*time.Hour - time.Second)
+	h.clk.Advance(7*24*time.Hour - time.Second)
 	if got := h.c.ExpireIDs(); len(got) != 0 {
 		t.Fatalf("expired early: %v", got)
 	}
-	h.now = h.now.Add(time.Second)
+	h.clk.Advance(time.Second)
 	if got := h.c.ExpireIDs(); !reflect.DeepEqual(got, []string{"x"}) {
 		t.Fatalf("expired = %v", got)
 	}
@@ -247,6 +253,37 @@ func TestTimeoutsAndExpiry(t *testing.T) {
 	h.open()
 	if _, err := h.c.Describe("x"); !errors.Is(err, ErrTransactionalIDNotFound) {
 		t.Fatalf("expired id came back after restart: %v", err)
+	}
+}
+
+// Run aborts a timed-out transaction on its own abort interval, on the
+// coordinator's clock, and returns once its context is done.
+func TestRunAbortsOnClock(t *testing.T) {
+	h := newHarness(t)
+	p := h.init("x") // 60 s transaction timeout
+	if _, err := h.c.AddPartitions("x", p.ProducerID, p.Epoch, []TopicPartition{tpA}, true); err != nil {
+		t.Fatal(err)
+	}
+	h.markers.wrote = make(chan marker, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.c.Run(ctx, 10*time.Second, time.Hour)
+	}()
+	h.clk.BlockUntil(2) // both tickers armed
+	h.clk.Advance(70 * time.Second)
+	m := <-h.markers.wrote
+	if m.tp != tpA || m.commit || m.pid != p.ProducerID {
+		t.Fatalf("marker %+v, want an abort of %v", m, tpA)
+	}
+	if d, err := h.c.Describe("x"); err != nil || d.Metadata.State != CompleteAbort {
+		t.Fatalf("describe = %+v, %v", d, err)
+	}
+	cancel()
+	<-done
+	if n := h.clk.Pending(); n != 0 {
+		t.Fatalf("%d timers left armed after Run returned", n)
 	}
 }
 
@@ -290,7 +327,7 @@ func TestList(t *testing.T) {
 	if _, err := h.c.AddPartitions("a", a.ProducerID, a.Epoch, []TopicPartition{tpA}, true); err != nil {
 		t.Fatal(err)
 	}
-	h.now = h.now.Add(5 * time.Second)
+	h.clk.Advance(5 * time.Second)
 	cases := []struct {
 		f    ListFilter
 		want []string
