@@ -214,7 +214,8 @@ func (s *Server) adminHandler() http.Handler {
 		ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog:      promLogger{s.logger},
 	}))
-	s.registerUI(mux) // /ui and /ui/state: ui.go
+	s.registerUI(mux)      // /ui and /ui/state: ui.go
+	s.registerControl(mux) // /api/v1/...: control.go
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})

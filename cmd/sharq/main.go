@@ -58,6 +58,9 @@ func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
+	if len(args) > 0 && args[0] == "ctl" {
+		return runCtl(args[1:], environ, stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "config" {
 		format := "text"
 		if len(args) > 1 {

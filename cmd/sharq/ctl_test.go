@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"sharq/broker/brokertest"
+	"sharq/config"
+)
+
+// TestCtlStatus: sharq ctl reaches the control API and prints its answer;
+// a usage error exits 2, a refusal 1.
+func TestCtlStatus(t *testing.T) {
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.MetricsListener = "127.0.0.1:0" }))
+	var out, errb bytes.Buffer
+	if rc := run([]string{"ctl", "--addr", "http://" + b.Server.AdminAddr(), "status"}, []string{}, &out, &errb, nil); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+	var st struct {
+		NodeID int32 `json:"node_id"`
+		Ready  bool  `json:"ready"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil || !st.Ready || st.NodeID != b.Config.NodeID {
+		t.Fatalf("%s: %v", out.String(), err)
+	}
+	errb.Reset()
+	if rc := run([]string{"ctl", "--addr", "http://" + b.Server.AdminAddr(), "status", "extra"}, []string{}, &out, &errb, nil); rc != 2 {
+		t.Fatalf("extra argument: rc %d", rc)
+	}
+	if rc := run([]string{"ctl", "--addr", "http://" + b.Server.AdminAddr(), "no-such-command"}, []string{}, &out, &errb, nil); rc != 2 || !strings.Contains(errb.String(), "status") {
+		t.Fatalf("unknown command: rc %d, usage %q", rc, errb.String())
+	}
+}
