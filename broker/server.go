@@ -349,7 +349,7 @@ func (s *Server) acceptLoop(ln net.Listener, idx int) {
 		s.conns[c] = struct{}{}
 		s.connsWG.Add(1)
 		s.connsMu.Unlock()
-		s.metrics.connections.Inc()
+		s.metrics.connections.Add(1)
 		go c.serve()
 	}
 }
@@ -358,7 +358,7 @@ func (s *Server) connDone(c *conn) {
 	s.connsMu.Lock()
 	delete(s.conns, c)
 	s.connsMu.Unlock()
-	s.metrics.connections.Dec()
+	s.metrics.connections.Add(-1)
 	s.dropShareSessions(c)
 	s.clientMetrics.ConnClosed(c.id)
 	s.connsWG.Done()
