@@ -2,6 +2,7 @@ package log
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	"sharq/log/recordbatch"
@@ -223,5 +224,32 @@ func TestWalkRecordsTimestampBounds(t *testing.T) {
 				t.Fatalf("hi %d err %v, want %d", hi, err, tc.hi)
 			}
 		})
+	}
+}
+
+// After compaction a record's offset delta is not its index: the
+// timestamp lookups report the record's own offset.
+func TestRecordTimestampsCompacted(t *testing.T) {
+	recs := cat(
+		recordbatch.AppendRecord(nil, &recordbatch.Record{TimestampDelta: 1, OffsetDelta: 0, Key: []byte("a")}),
+		recordbatch.AppendRecord(nil, &recordbatch.Record{TimestampDelta: 7, OffsetDelta: 3, Key: []byte("b")}),
+	)
+	h := batchHeader{Magic: magicV2, LastOffsetDelta: 4, BaseTimestamp: 100, MaxTimestamp: 107, RecordCount: 2}
+	b := h.AppendTo(nil)
+	b = append(b, recs...)
+	recordbatch.Seal(b)
+	var deltas []int32
+	recordTimestamps(b, &h, func(delta int32, ts int64) bool {
+		deltas = append(deltas, delta)
+		return ts != 107
+	})
+	if !slices.Equal(deltas, []int32{0, 3}) {
+		t.Fatalf("recordTimestamps deltas %v, want [0 3]", deltas)
+	}
+	for _, c := range []int16{codecGzip, codecLZ4, codecZstd, codecSnappy} {
+		delta, found, err := firstRecordAt(wireCodec(c), compressForTest(c, recs), 2, 100, 107)
+		if err != nil || !found || delta != 3 {
+			t.Fatalf("codec %d: firstRecordAt %d %v %v, want 3", c, delta, found, err)
+		}
 	}
 }
