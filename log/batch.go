@@ -3,7 +3,6 @@ package log
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math"
 
 	"sharq/log/recordbatch"
@@ -38,8 +37,6 @@ const (
 
 	minRecordSize = recordbatch.MinRecordSize
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // batchHeader is the decoded fixed part of a v2 RecordBatch.
 type batchHeader = recordbatch.Header

@@ -9,7 +9,8 @@ package recordbatch
 
 import (
 	"encoding/binary"
-	"hash/crc32"
+
+	"sharq/log/crc32c"
 )
 
 // v2 RecordBatch header layout (all big-endian). The CRC covers everything
@@ -108,10 +109,8 @@ func (h *Header) Transactional() bool { return h.Attributes&AttrTransactional !=
 // Control reports a control batch (transaction marker).
 func (h *Header) Control() bool { return h.Attributes&AttrControl != 0 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Checksum computes the CRC-32C a whole v2 batch b must carry at OffCRC.
-func Checksum(b []byte) uint32 { return crc32.Checksum(b[OffAttributes:], castagnoli) }
+func Checksum(b []byte) uint32 { return crc32c.Checksum(b[OffAttributes:]) }
 
 // AppendTo appends h as a v2 header (HeaderSize bytes) to dst. The batch
 // length and CRC are written as h has them: Seal sets both once the records
