@@ -22,12 +22,9 @@ const (
 // version+coordinatorEpoch (6 bytes).
 const markerSize = batchHeaderSize + 17
 
-// AbortedTxn is an aborted transaction as Fetch reports it: the producer
-// and the first offset of its aborted data.
-type AbortedTxn struct {
-	ProducerID  int64
-	FirstOffset int64
-}
+// AbortedTxn is an aborted transaction as Fetch reports it (recordbatch's,
+// the one type share takes too).
+type AbortedTxn = recordbatch.AbortedTxn
 
 // txnState is the transaction view of one partition. Guarded by Log.mu,
 // written with Log.appendMu held.

@@ -97,6 +97,16 @@ func Next(b []byte) (h Header, ok bool) {
 	return h, true
 }
 
+// AbortedTxn is an aborted transaction as Fetch and ShareFetch report it
+// (a FetchResponse AbortedTransactions entry): the producer and the first
+// offset of its aborted data. It is here, beside the control batches that
+// end transactions, so that sharq/log returns and sharq/share takes one
+// type without importing each other.
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+}
+
 // LastOffset is the offset of the batch's last record.
 func (h *Header) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
 
