@@ -232,13 +232,24 @@ func (s *Server) adminHandler() http.Handler {
 		}
 	})
 	user, pass := s.cfg.MetricsBasicAuth()
-	if user == "" {
-		return mux
-	}
 	// /healthz and /readyz stay open: orchestrators probe them without
 	// credentials, and they reveal nothing.
+	probe := func(r *http.Request) bool { return r.URL.Path == "/healthz" || r.URL.Path == "/readyz" }
+	if user == "" {
+		// Without credentials to check, the pages that name topics,
+		// groups and offsets (/metrics, /ui) and the control API are
+		// served only to peers on this host, whatever address the
+		// listener binds: nothing is open to the network by default.
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !probe(r) && !isLoopbackAddr(r.RemoteAddr) {
+				http.Error(w, "metrics.listener serves loopback clients only unless sharq.metrics.basic.auth.user is set", http.StatusForbidden)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+		if !probe(r) {
 			u, p, ok := r.BasicAuth()
 			if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(pass)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Basic realm="sharq"`)
@@ -272,6 +283,9 @@ func (s *Server) startAdmin() error {
 			return fmt.Errorf("metrics.listener TLS: %w", err)
 		}
 		ln = tls.NewListener(ln, tc)
+	}
+	if user, _ := s.cfg.MetricsBasicAuth(); user == "" && !isLoopbackAddr(ln.Addr().String()) {
+		s.logger.Warn("metrics.listener binds a non-loopback address without sharq.metrics.basic.auth.user: /metrics, /ui and the control API answer loopback clients only", "addr", ln.Addr().String())
 	}
 	s.adminAddr = ln.Addr().String()
 	s.admin = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
