@@ -80,9 +80,12 @@ type leakEnv struct {
 	fuzzName []string
 }
 
-func newLeakEnv(t testing.TB) *leakEnv {
+func newLeakEnv(t testing.TB, opts ...func(*config.Config)) *leakEnv {
 	cfg := config.New()
 	cfg.LogDirs = t.TempDir()
+	for _, o := range opts {
+		o(cfg)
+	}
 	cfg.SetExplicit("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
 	cfg.SetExplicit("super.users", "User:admin")
 	cfg.SetExplicit("allow.everyone.if.no.acl.found", "false")

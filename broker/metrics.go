@@ -77,7 +77,11 @@ func newMetrics(s *Server) *metrics {
 		Name: "sharq_request_bytes_waits_total",
 		Help: "Request frames whose body had to wait for room under queued.max.request.bytes.",
 	}, func() float64 { return float64(s.reqBytes.stats().Waited) })
-	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, m.throttle, inFlight, waiting, peak, waits,
+	panics := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "sharq_panics_recovered_total",
+		Help: "Panics recovered while serving a connection (each closed it); anything but 0 is a bug to report.",
+	}, func() float64 { return float64(s.panics.Load()) })
+	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, m.throttle, inFlight, waiting, peak, waits, panics,
 		partitionCollector{s}, shareCollector{s}, groupCollector{s}, clientMetricsCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
