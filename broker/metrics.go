@@ -53,6 +53,8 @@ var (
 		"Highest sharq_request_bytes_in_flight since start.", kindGauge)
 	descWaits = newDesc("sharq_request_bytes_waits_total",
 		"Request frames whose body had to wait for room under queued.max.request.bytes.", kindCounter)
+	descPanics = newDesc("sharq_panics_recovered_total",
+		"Panics recovered while serving a connection (each closed it); anything but 0 is a bug to report.", kindCounter)
 )
 
 func newMetrics(s *Server) *metrics {
@@ -114,6 +116,7 @@ func (m *metrics) page() []byte {
 	e.add(descWaiting, float64(rb.Waiting))
 	e.add(descPeak, float64(rb.Peak))
 	e.add(descWaits, float64(rb.Waited))
+	e.add(descPanics, float64(m.s.panics.Load()))
 	collectPartitions(m.s, e)
 	collectShare(m.s, e)
 	collectGroups(m.s, e)
@@ -226,13 +229,24 @@ func (s *Server) adminHandler() http.Handler {
 		}
 	})
 	user, pass := s.cfg.MetricsBasicAuth()
-	if user == "" {
-		return mux
-	}
 	// /healthz and /readyz stay open: orchestrators probe them without
 	// credentials, and they reveal nothing.
+	probe := func(r *http.Request) bool { return r.URL.Path == "/healthz" || r.URL.Path == "/readyz" }
+	if user == "" {
+		// Without credentials to check, the pages that name topics,
+		// groups and offsets (/metrics, /ui) and the control API are
+		// served only to peers on this host, whatever address the
+		// listener binds: nothing is open to the network by default.
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !probe(r) && !isLoopbackAddr(r.RemoteAddr) {
+				http.Error(w, "metrics.listener serves loopback clients only unless sharq.metrics.basic.auth.user is set", http.StatusForbidden)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+		if !probe(r) {
 			u, p, ok := r.BasicAuth()
 			if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(pass)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Basic realm="sharq"`)
@@ -261,6 +275,9 @@ func (s *Server) startAdmin() error {
 			return fmt.Errorf("metrics.listener TLS: %w", err)
 		}
 		ln = tls.NewListener(ln, tc)
+	}
+	if user, _ := s.cfg.MetricsBasicAuth(); user == "" && !isLoopbackAddr(ln.Addr().String()) {
+		s.logger.Warn("metrics.listener binds a non-loopback address without sharq.metrics.basic.auth.user: /metrics, /ui and the control API answer loopback clients only", "addr", ln.Addr().String())
 	}
 	s.adminAddr = ln.Addr().String()
 	s.admin = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}

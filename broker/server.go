@@ -94,6 +94,10 @@ type Server struct {
 	schemaReg     *schemaRegistry // schema.registry.listeners: schema_registry.go
 	schemaFormats []schema.Format // Options.SchemaFormats
 	ready         atomic.Bool     // listeners accepting and metadata loaded
+	// panics counts panics recovered while serving a connection (each
+	// closed that connection): a bug every time, so tests and fuzz
+	// targets require 0 (RecoveredPanics) and /metrics shows it.
+	panics atomic.Int64
 
 	connsMu  sync.Mutex
 	conns    map[*conn]struct{}
@@ -269,6 +273,10 @@ func (s *Server) Listen() error {
 
 // Advertised returns the listeners as clients should reach them.
 func (s *Server) Advertised() []config.Listener { return s.advertised }
+
+// RecoveredPanics is how many panics were recovered while serving
+// connections since start; anything but 0 is a bug.
+func (s *Server) RecoveredPanics() int64 { return s.panics.Load() }
 
 // Serve accepts connections on every bound listener and runs background
 // work until Shutdown. It returns ErrServerClosed after a clean shutdown.
