@@ -153,3 +153,30 @@ func FuzzEachBatchSync(f *testing.F) {
 		_, _ = eachBatchSync(b, 0, syncIndex{})
 	})
 }
+
+func TestMigrateUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no verb", nil, 2},
+		{"unknown verb", []string{"topics"}, 2},
+		{"no source", []string{"share-offsets", "--group", "g", "--target-alias", "k"}, 2},
+		{"no group", []string{"share-offsets", "--source", "h:1", "--target-alias", "k"}, 2},
+		{"neither alias nor topic", []string{"share-offsets", "--source", "h:1", "--group", "g"}, 2},
+		{"both alias and topic", []string{"share-offsets", "--source", "h:1", "--group", "g", "--target-alias", "k", "--offset-syncs-topic", "t"}, 2},
+		{"stray argument", []string{"share-offsets", "--source", "h:1", "--group", "g", "--target-alias", "k", "extra"}, 2},
+		{"unreachable source", []string{"share-offsets", "--source", "127.0.0.1:1", "--group", "g", "--target-alias", "k", "--timeout", "2s"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if got := runMigrate(tc.args, &out, &errb); got != tc.want {
+				t.Fatalf("exit %d, want %d\n%s", got, tc.want, errb.String())
+			}
+			if errb.Len() == 0 {
+				t.Error("no message on stderr")
+			}
+		})
+	}
+}
