@@ -191,7 +191,7 @@ func (s *Server) syncPartitionLogs() ([]removedTopic, error) {
 				tp.parts[i].h.SetConfig(cfg)
 				continue
 			}
-			if t.Partitions[i].Leader != s.cfg.NodeID {
+			if s.vnode(t.Partitions[i].Leader) == nil { // led by another process
 				continue
 			}
 			// The log opens on first use (and in the manager's start-up
