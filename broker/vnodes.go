@@ -305,11 +305,8 @@ func (r *request) produceNotLeader(resp *kmsg.ProduceResponse, sp *kmsg.ProduceR
 	}
 }
 
-// errNodeDown and errLastNode are the refusals of StopNode and StartNode.
-var (
-	errUnknownNode = errors.New("no such node")
-	errLastNode    = errors.New("the last node that is up cannot be stopped")
-)
+// errLastNode is StopNode's refusal to leave no node up.
+var errLastNode = errors.New("the last node that is up cannot be stopped")
 
 // offlineReplicas are the replicas on stopped virtual nodes, as Kafka lists
 // the replicas on brokers that are not alive.

@@ -54,11 +54,13 @@ func (s *Server) Nodes() []NodeStatus {
 }
 
 // NodeError is a refused move: Code is the Kafka error code that fits
-// (0 if none), NotFound an unknown node, topic or partition.
+// (0 if none), NotFound an unknown node, topic or partition, BadRequest an
+// argument that can never be right.
 type NodeError struct {
-	Code     int16
-	NotFound bool
-	Msg      string
+	Code       int16
+	NotFound   bool
+	BadRequest bool
+	Msg        string
 }
 
 func (e *NodeError) Error() string { return e.Msg }
@@ -208,10 +210,10 @@ func (s *Server) MoveCoordinator(ctx context.Context, kind CoordinatorKind, key 
 	case "txn":
 		topic = txnCoordinator
 	default:
-		return CoordinatorMove{}, nodeErr(false, "coordinator kind %q: want group, txn or share", kind)
+		return CoordinatorMove{}, &NodeError{BadRequest: true, Msg: fmt.Sprintf("coordinator kind %q: want group, txn or share", kind)}
 	}
 	if key == "" {
-		return CoordinatorMove{}, nodeErr(false, "an empty key")
+		return CoordinatorMove{}, &NodeError{BadRequest: true, Msg: "an empty key"}
 	}
 	if err := s.ensureInternalTopic(ctx, string(topic)); err != nil {
 		return CoordinatorMove{}, err
