@@ -1,9 +1,9 @@
 package broker_test
 
 import (
-	"context"
 	"fmt"
 	"hash/crc32"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -117,6 +117,46 @@ func TestVirtualBrokersWhatClientsSee(t *testing.T) {
 	if hbr := onNode(t, cl, other, hb).(*kmsg.HeartbeatResponse); hbr.ErrorCode != kerr.NotCoordinator.Code {
 		t.Fatalf("heartbeat on node %d: %+v", other, hbr)
 	}
+
+	// A stopped node: its open connection drops, its port refuses, and
+	// Metadata no longer lists it but for its replicas (offline, out of
+	// the ISR); started again it listens on the same port.
+	addr2 := net.JoinHostPort(md.Brokers[1].Host, fmt.Sprint(md.Brokers[1].Port))
+	open, err := net.Dial("tcp", addr2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	if _, err := b.Server.StopNode(testCtx(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	open.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := open.Read(make([]byte, 1)); err == nil {
+		t.Fatal("a connection to the stopped node stayed open")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("a connection to the stopped node was not closed")
+	}
+	if c, err := net.Dial("tcp", addr2); err == nil {
+		c.Close()
+		t.Fatal("the stopped node's port accepts connections")
+	}
+	md = metadata(t, cl, topic)
+	if len(md.Brokers) != 2 {
+		t.Fatalf("brokers with node 2 stopped: %+v", md.Brokers)
+	}
+	for _, p := range md.Topics[0].Partitions {
+		if p.Leader == 2 || len(p.ISR) != 2 || len(p.OfflineReplicas) != 1 || p.OfflineReplicas[0] != 2 {
+			t.Errorf("partition %d with node 2 stopped: leader %d isr %v offline %v", p.Partition, p.Leader, p.ISR, p.OfflineReplicas)
+		}
+	}
+	if err := b.Server.StartNode(testCtx(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", addr2)
+	if err != nil {
+		t.Fatalf("node 2 started again: %v", err)
+	}
+	c.Close()
 }
 
 // oneBatch is one record as a v2 batch.
@@ -228,5 +268,3 @@ func TestVirtualIdempotentProducerThroughMoves(t *testing.T) {
 		}
 	}
 }
-
-var _ = context.Background
