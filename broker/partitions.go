@@ -127,6 +127,9 @@ func (s *Server) partitionFor(topic string, index int32) *partition {
 // node.
 func (s *Server) syncPartitions() error {
 	removed, err := s.syncPartitionLogs()
+	if s.virtual {
+		s.fenceStopped() // vnodes.go
+	}
 	if len(removed) == 0 {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"net"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -362,4 +363,20 @@ func (r *request) node() int32 {
 		return r.c.node
 	}
 	return r.s.cfg.NodeID
+}
+
+// fenceStopped takes the stopped nodes out of the partitions created since
+// they stopped (a new topic is placed on every node): they leave the ISR
+// and lead nothing, as on a Kafka cluster where they are fenced.
+func (s *Server) fenceStopped() {
+	for _, v := range s.vnodes {
+		if v.up.Load() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		if _, err := s.meta.NodeDown(ctx, v.id); err != nil && s.ctx.Err() == nil {
+			s.logger.Warn("fence stopped node in new partitions", "stopped_node", v.id, "err", err)
+		}
+		cancel()
+	}
 }

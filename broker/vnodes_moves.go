@@ -147,14 +147,17 @@ func (s *Server) StartNode(ctx context.Context, id int32) error {
 		}
 		lns = append(lns, ln)
 	}
+	// Up before it rejoins the ISR, so that a topic created meanwhile
+	// does not fence it again (fenceStopped).
+	v.up.Store(true)
 	if err := s.meta.NodeUp(ctx, id); err != nil {
+		v.up.Store(false)
 		for _, o := range lns {
 			o.Close()
 		}
 		return fmt.Errorf("start node %d: %w", id, err)
 	}
 	v.listeners = lns
-	v.up.Store(true)
 	s.acceptVirtual(v)
 	s.logger.Info("virtual broker started", "started_node", id)
 	return nil

@@ -149,8 +149,21 @@ func TestVirtualBrokersWhatClientsSee(t *testing.T) {
 			t.Errorf("partition %d with node 2 stopped: leader %d isr %v offline %v", p.Partition, p.Leader, p.ISR, p.OfflineReplicas)
 		}
 	}
+	// A topic created meanwhile is placed on every node, the stopped one
+	// fenced: out of the ISR, leading nothing.
+	mustCreateTopic(t, adm, "while-down", 3, nil)
+	for _, p := range metadata(t, cl, "while-down").Topics[0].Partitions {
+		if p.Leader == 2 || len(p.Replicas) != 3 || len(p.ISR) != 2 {
+			t.Errorf("while-down-%d: leader %d replicas %v isr %v", p.Partition, p.Leader, p.Replicas, p.ISR)
+		}
+	}
 	if err := b.Server.StartNode(testCtx(t), 2); err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range metadata(t, cl, "while-down").Topics[0].Partitions {
+		if len(p.ISR) != 3 {
+			t.Errorf("while-down-%d after node 2 started: isr %v", p.Partition, p.ISR)
+		}
 	}
 	c, err := net.Dial("tcp", addr2)
 	if err != nil {
