@@ -51,6 +51,13 @@ type conn struct {
 	listener int // index into Server.listeners
 	logger   *slog.Logger
 
+	// node is the node id whose listener accepted the connection: with
+	// sharq.virtual.brokers > 1 it decides what this connection is the
+	// leader or coordinator of (vnodes.go); otherwise node.id.
+	node int32
+	// shareLeads is share.FetchRequest.NotLeader for node (vnodes.go).
+	shareLeads func(topicID [16]byte, partition int32) bool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -107,6 +114,7 @@ func (s *Server) newConn(nc net.Conn, listener int) *conn {
 		s:        s,
 		nc:       nc,
 		listener: listener,
+		node:     s.cfg.NodeID,
 		logger:   s.logger.With("remote", nc.RemoteAddr().String()),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -493,7 +501,13 @@ func (c *conn) handleFrame(frame []byte) error {
 // dispatch runs a decoded request's handler and writes its answer.
 func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int16, start time.Time, inBytes int) error {
 	key := r.key
-	resp, err := api.handle(r, req)
+	var resp kmsg.Response
+	var err error
+	if c.s.virtual {
+		resp, err = c.s.handleVirtual(r, api, req) // vnodes_route.go
+	} else {
+		resp, err = api.handle(r, req)
+	}
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
