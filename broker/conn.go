@@ -244,7 +244,9 @@ func (c *conn) readLoop() {
 // servedInline never parks, so the socket goes unread only for as long as
 // it computes.
 func (c *conn) handleInline(frame []byte) bool {
-	if c.auth.raw || len(frame) < 2 {
+	if c.auth.raw || len(frame) < 2 || c.s.faults.On() {
+		// While fault rules are live a request may hang (faults.go), which
+		// the reader must not do: it is what notices the client leaving.
 		return false
 	}
 	api := lookupAPI(int16(binary.BigEndian.Uint16(frame)))
@@ -491,7 +493,13 @@ func (c *conn) handleFrame(frame []byte) error {
 // dispatch runs a decoded request's handler and writes its answer.
 func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int16, start time.Time, inBytes int) error {
 	key := r.key
-	resp, err := api.handle(r, req)
+	var resp kmsg.Response
+	var err error
+	if c.s.faults.On() { // fault rules (faults.go): one atomic load while there are none
+		resp, err = c.handleFaulted(r, api, req)
+	} else {
+		resp, err = api.handle(r, req)
+	}
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}

@@ -78,7 +78,7 @@ func newMetrics(s *Server) *metrics {
 		Help: "Request frames whose body had to wait for room under queued.max.request.bytes.",
 	}, func() float64 { return float64(s.reqBytes.stats().Waited) })
 	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, m.throttle, inFlight, waiting, peak, waits,
-		partitionCollector{s}, shareCollector{s}, groupCollector{s}, clientMetricsCollector{s},
+		partitionCollector{s}, shareCollector{s}, groupCollector{s}, clientMetricsCollector{s}, s.faults.injected,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -72,7 +72,7 @@ func NewSet(validate func(*Rule) error) *Set {
 
 // On reports whether any rule can fire: the request path's only cost when
 // there is none.
-func (s *Set) On() bool { return s.live.Load() != nil }
+func (s *Set) On() bool { return s != nil && s.live.Load() != nil }
 
 // Add validates r and adds it, returning it with its id.
 func (s *Set) Add(r Rule) (Rule, error) {
