@@ -259,6 +259,7 @@ func (c *conn) handleInline(frame []byte) bool {
 func (c *conn) handleSafely(frame []byte) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			c.s.panics.Add(1)
 			c.logger.Error("panic serving connection; closing it", "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("panic: %v", p)
 		}
@@ -375,6 +376,7 @@ func (c *conn) processLoop() {
 	var cur []byte // the frame being handled: its bytes are returned even on a panic
 	defer func() {
 		if p := recover(); p != nil {
+			c.s.panics.Add(1)
 			c.logger.Error("panic serving connection; closing it", "panic", p, "stack", string(debug.Stack()))
 		}
 		if cur != nil {

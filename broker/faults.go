@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/fault"
@@ -28,7 +28,6 @@ import (
 // faultState is the server's fault rules and what they did.
 type faultState struct {
 	*fault.Set
-	injected *prometheus.CounterVec // sharq_faults_injected_total{rule,effect}
 }
 
 // nodeID is the node id the connection was accepted on, what a rule's
@@ -52,7 +51,6 @@ func (c *conn) handleFaulted(r *request, api *apiEntry, req kmsg.Request) (kmsg.
 	if !ok {
 		return api.handle(r, req)
 	}
-	c.s.faults.injected.WithLabelValues(fmt.Sprint(rule.ID), rule.Effect()).Inc()
 	attrs := []any{"rule", rule.ID, "effect", rule.Effect(), "api", kmsg.NameForKey(r.key), "version", r.version,
 		"client_id", r.clientID, "correlation_id", r.correlationID}
 	if rule.Error != nil {
@@ -549,10 +547,6 @@ func validateFaultRule(r *fault.Rule) error {
 // initFaults makes the rule set, with the rules of sharq.faults.
 func (s *Server) initFaults() error {
 	s.faults.Set = fault.NewSet(validateFaultRule)
-	s.faults.injected = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sharq_faults_injected_total",
-		Help: "Faults injected by fault rules, by rule id and effect.",
-	}, []string{"rule", "effect"})
 	rules, err := fault.ParseRules(s.cfg.Faults())
 	if err != nil {
 		return fmt.Errorf("sharq.faults: %w", err)
@@ -565,4 +559,23 @@ func (s *Server) initFaults() error {
 		s.logger.Warn("fault rule set from sharq.faults", slog.Int64("rule", added.ID), slog.String("effect", added.Effect()))
 	}
 	return nil
+}
+
+var (
+	descFaultsInjected = newDesc("sharq_faults_injected_total",
+		"Requests a fault rule fired on (its hits), by rule id and effect; a removed rule's series goes with it.", kindCounter, "rule", "effect")
+	descFaultRules = newDesc("sharq_fault_rules",
+		"Fault rules that can still fire.", kindGauge)
+)
+
+// collectFaults exposes each rule's hits.
+func collectFaults(s *Server, e *expo) {
+	live := 0
+	for _, st := range s.faults.List() {
+		e.add(descFaultsInjected, float64(st.Hits), strconv.FormatInt(st.ID, 10), st.Effect())
+		if !st.Done {
+			live++
+		}
+	}
+	e.add(descFaultRules, float64(live))
 }

@@ -26,7 +26,7 @@ import (
 // Tests in this file drive fault rules against franz-go clients: each
 // shows the client recovering as it does from the same answer on Kafka.
 
-func faultBroker(t *testing.T, opts ...brokertest.Option) *brokertest.Broker {
+func ruleBroker(t *testing.T, opts ...brokertest.Option) *brokertest.Broker {
 	opts = append([]brokertest.Option{brokertest.WithConfig(func(c *config.Config) { c.MetricsListener = "127.0.0.1:0" })}, opts...)
 	return brokertest.New(t, opts...)
 }
@@ -122,7 +122,7 @@ func produceValues(t *testing.T, cl *kgo.Client, topic string, n int) {
 // refresh; all records land once.
 func TestFaultProduceNotLeaderRecovers(t *testing.T) {
 	t.Parallel()
-	b := faultBroker(t)
+	b := ruleBroker(t)
 	mustCreateTopic(t, newAdmin(t, b), "nl", 3, nil)
 	r := addRule(t, b, `{"api":"Produce","error":"NOT_LEADER_OR_FOLLOWER","count":3}`)
 	// A leader error makes kgo refresh metadata, no sooner than its min
@@ -152,7 +152,7 @@ func TestFaultProduceNotLeaderRecovers(t *testing.T) {
 // duplicated.
 func TestFaultProduceTimedOutAfterAppend(t *testing.T) {
 	t.Parallel()
-	b := faultBroker(t)
+	b := ruleBroker(t)
 	mustCreateTopic(t, newAdmin(t, b), "rto", 2, nil)
 	r := addRule(t, b, `{"api":"Produce","error":"REQUEST_TIMED_OUT","after":true,"count":4}`)
 	cl := newClient(t, b, kgo.ProducerLinger(time.Millisecond))
@@ -167,7 +167,7 @@ func TestFaultProduceTimedOutAfterAppend(t *testing.T) {
 // before the answer; the producer reconnects and resends, deduplicated.
 func TestFaultProduceCloseAfterAppend(t *testing.T) {
 	t.Parallel()
-	b := faultBroker(t)
+	b := ruleBroker(t)
 	mustCreateTopic(t, newAdmin(t, b), "cla", 1, nil)
 	r := addRule(t, b, `{"api":"Produce","close":true,"after":true,"count":2}`)
 	cl := newClient(t, b, kgo.ProducerLinger(time.Millisecond), kgo.MetadataMinAge(10*time.Millisecond))
@@ -182,7 +182,7 @@ func TestFaultProduceCloseAfterAppend(t *testing.T) {
 // NOT_LEADER_OR_FOLLOWER without being appended while the other appends.
 func TestFaultProducePerPartition(t *testing.T) {
 	t.Parallel()
-	b := faultBroker(t)
+	b := ruleBroker(t)
 	mustCreateTopic(t, newAdmin(t, b), "pp", 2, nil)
 	r := addRule(t, b, `{"api":"Produce","topic":"pp","partition":1,"error":"NOT_LEADER_OR_FOLLOWER","count":1}`)
 	cl := newClient(t, b)
@@ -235,7 +235,7 @@ func TestFaultProducePerPartition(t *testing.T) {
 // connection is closed twice; it reconnects and reads everything once.
 func TestFaultConsumerThroughClosedConnection(t *testing.T) {
 	t.Parallel()
-	b := faultBroker(t)
+	b := ruleBroker(t)
 	mustCreateTopic(t, newAdmin(t, b), "cc", 2, nil)
 	produceValues(t, newClient(t, b), "cc", 100)
 	r := addRule(t, b, `{"api":"Fetch","close":true,"count":2}`)
@@ -252,7 +252,7 @@ func TestFaultConsumerThroughClosedConnection(t *testing.T) {
 // timeout closes the connection and the next fetch reads the records.
 func TestFaultHungFetch(t *testing.T) {
 	t.Parallel()
-	b := faultBroker(t)
+	b := ruleBroker(t)
 	mustCreateTopic(t, newAdmin(t, b), "hung", 1, nil)
 	produceValues(t, newClient(t, b), "hung", 10)
 	r := addRule(t, b, `{"api":"Fetch","no_answer":true,"count":1}`)
@@ -270,7 +270,7 @@ func TestFaultHungFetch(t *testing.T) {
 // client id; a rule given in sharq.faults is live from start.
 func TestFaultEffects(t *testing.T) {
 	t.Parallel()
-	b := faultBroker(t, brokertest.WithSetting("sharq.faults", `[{"api":"ListGroups","client_id":"boot","error":"COORDINATOR_NOT_AVAILABLE","count":1}]`))
+	b := ruleBroker(t, brokertest.WithSetting("sharq.faults", `[{"api":"ListGroups","client_id":"boot","error":"COORDINATOR_NOT_AVAILABLE","count":1}]`))
 	ctx := testCtx(t)
 
 	// Straight to the broker: kgo's sharded ListGroups would retry the
@@ -323,7 +323,7 @@ func TestFaultEffects(t *testing.T) {
 // TestFaultControlAPI: the routes' refusals and the long poll.
 func TestFaultControlAPI(t *testing.T) {
 	t.Parallel()
-	b := faultBroker(t)
+	b := ruleBroker(t)
 	control(t, b, "POST", "faults", `{"api":"Produce"}`, 400, nil)
 	control(t, b, "POST", "faults", `{"api":"Produce","error":6,"colour":1}`, 400, nil)
 	control(t, b, "POST", "faults", `{"api":"Produce","error":6,"scope":"request"}`, 400, nil) // Produce has no top-level error

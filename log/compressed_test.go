@@ -11,6 +11,8 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"sharq/log/recordbatch"
 )
 
 // codecSnappyRaw stands for snappy written as one raw block (no
@@ -183,7 +185,7 @@ func FuzzScanCompressed(f *testing.F) {
 			return
 		}
 		lo, hi, err := scanCompressed(wireCodec(c), compressForTest(c, raw), count, 0)
-		wlo, whi, werr := scanRecords(raw, count, 0)
+		wlo, whi, werr := recordbatch.ScanRecords(raw, count, 0)
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("compressed: %v; uncompressed: %v", err, werr)
 		}
@@ -206,7 +208,7 @@ func BenchmarkScanCompressed(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(raw)))
 		for b.Loop() {
-			if _, _, err := scanRecords(raw, 100, 0); err != nil {
+			if _, _, err := recordbatch.ScanRecords(raw, 100, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
