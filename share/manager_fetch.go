@@ -142,6 +142,11 @@ func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches 
 		return codeUnknownTopicOrPart
 	}
 	p := r.p
+	if m.faults.armedAcks.Load() > 0 { // injected ack failures (manager_faults.go)
+		if code := m.failAck(p.key, batches); code != 0 {
+			return code
+		}
+	}
 	p.mu.Lock()
 	now := m.clock.Now()
 	eff, err := p.sp.Acknowledge(member, now, batches)
