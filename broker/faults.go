@@ -566,6 +566,8 @@ var (
 		"Requests a fault rule fired on (its hits), by rule id and effect; a removed rule's series goes with it.", kindCounter, "rule", "effect")
 	descFaultRules = newDesc("sharq_fault_rules",
 		"Fault rules that can still fire.", kindGauge)
+	descShareFaults = newDesc("sharq_share_faults_injected_total",
+		"Share-group faults injected through the control API: records whose locks were expired (locks_expired) or released for redelivery (redelivered), share sessions evicted, acknowledgements and dead-letter writes failed.", kindCounter, "fault")
 )
 
 // collectFaults exposes each rule's hits.
@@ -578,4 +580,12 @@ func collectFaults(s *Server, e *expo) {
 		}
 	}
 	e.add(descFaultRules, float64(live))
+	if s.coordinatorsLoaded() && s.share != nil {
+		fc := s.share.FaultCounts()
+		e.add(descShareFaults, float64(fc.LocksExpired), "locks_expired")
+		e.add(descShareFaults, float64(fc.Redelivered), "redelivered")
+		e.add(descShareFaults, float64(fc.SessionsEvicted), "sessions_evicted")
+		e.add(descShareFaults, float64(fc.AcksFailed), "acks_failed")
+		e.add(descShareFaults, float64(fc.DLQWritesFailed), "dlq_writes_failed")
+	}
 }
