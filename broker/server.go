@@ -97,6 +97,7 @@ type Server struct {
 	// connSeq numbers connections for it.
 	clientMetrics *clientmetrics.Manager
 	connSeq       atomic.Uint64
+	faults        faultState   // fault rules: faults.go
 	dirLock       *dataDirLock // held while the server owns log.dirs
 	admin         *http.Server // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr     string
@@ -219,6 +220,11 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 	}
 	s.initVirtualNodes()
 	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
+	if err := s.initFaults(); err != nil {
+		state.discard()
+		s.closeStores()
+		return nil, err
+	}
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
 		state.discard()
