@@ -406,6 +406,15 @@ func mmConsumeGroup(t testing.TB, bootstrap, group, topic string, n int, limit t
 func TestMirrorMaker2(t *testing.T) {
 	needMirrorMaker(t)
 	c := sharedCluster(t)
+	// The last test of the binary that uses the cluster (go test runs
+	// mm2_bench_test.go's TestMirrorMaker2Throughput before this file's
+	// tests) stops it, so that its three idle JVMs do not slow the rest
+	// of the suite; TestMain stops it otherwise.
+	t.Cleanup(func() {
+		if err := stopSharedCluster(); err != nil {
+			t.Errorf("stop the Kafka cluster: %v", err)
+		}
+	})
 	t.Run("sharq-to-kafka", func(t *testing.T) { testMM2SharqToKafka(t, c) })
 	t.Run("kafka-to-sharq", func(t *testing.T) { testMM2KafkaToSharq(t, c) })
 	t.Run("sharq-kill9", func(t *testing.T) { testMM2SharqKill(t, c) })
