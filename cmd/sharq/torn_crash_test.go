@@ -61,8 +61,8 @@ func TestTornWritesAfterKill9(t *testing.T) {
 	// A torn write: the start of a record whose declared length runs past
 	// the end of the file, in each file's own framing where it has one.
 	torn := map[string][]byte{
-		filepath.Join(dir, "state", "state.journal"): {0, 0, 0x10, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3},
-		filepath.Join(dir, "meta", "log", "raft.wal"):       {0, 0, 0x08, 0, 0x12, 0x34, 0x56, 0x78, 9, 9},
+		filepath.Join(dir, "state", "state.journal"):  {0, 0, 0x10, 0, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3},
+		filepath.Join(dir, "meta", "log", "raft.wal"): {0, 0, 0x08, 0, 0x12, 0x34, 0x56, 0x78, 9, 9},
 	}
 	// pebble's WAL: a chunk header (checksum, length 0x0400, full chunk)
 	// with 20 of its 1024 bytes.
