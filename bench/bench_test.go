@@ -31,6 +31,7 @@ func TestSmoke(t *testing.T) {
 	// BENCH_SHARQ_BIN measures a prebuilt sharq, e.g. while the work tree
 	// does not build.
 	cfg.SharqBin = os.Getenv("BENCH_SHARQ_BIN")
+	buildSmokeBrokers(t, &cfg)
 	cfg.ProduceRecords = map[int]int{100: 5000, 1024: 2000}
 	cfg.ShareConsumers = []int{1, 3}
 	cfg.SharePartitions = []int{2}
@@ -40,7 +41,8 @@ func TestSmoke(t *testing.T) {
 	cfg.IdleSettle = 100 * time.Millisecond
 	cfg.Timeout = time.Minute
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The budget covers the smoke run only: the binaries are built above.
+	ctx, cancel := context.WithTimeout(context.Background(), smokeBudget)
 	defer cancel()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -134,6 +136,48 @@ func TestSmoke(t *testing.T) {
 	if t.Failed() {
 		t.Logf("log:\n%s", logs.String())
 	}
+}
+
+// smokeBudget bounds TestSmoke's run against both brokers, once they are
+// built.
+const smokeBudget = 3 * time.Minute
+
+// buildSmokeBrokers release-builds sharq (unless cfg.SharqBin names one) and
+// kfake before TestSmoke's timed part. From empty Go caches on a loaded
+// 2-core machine sharq's build alone took almost three minutes, so inside
+// the smoke budget it was killed. The builds get whatever the test binary's
+// own deadline leaves beyond the smoke budget (at most 20 minutes), so a
+// slow build fails with its own message instead of a test-binary panic.
+func buildSmokeBrokers(t *testing.T, cfg *config) {
+	t.Helper()
+	budget := 20 * time.Minute
+	if dl, ok := t.Deadline(); ok {
+		if left := time.Until(dl) - smokeBudget - 30*time.Second; left < budget {
+			budget = left
+		}
+	}
+	if budget <= 0 {
+		t.Fatalf("the test deadline leaves no time to build sharq and kfake before the %v smoke run", smokeBudget)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	dir, err := findModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	began := time.Now()
+	if cfg.SharqBin == "" {
+		cfg.SharqBin = filepath.Join(bin, "sharq")
+		if err := releaseBuild(ctx, dir, "./cmd/sharq", cfg.SharqBin); err != nil {
+			t.Fatalf("build sharq (budget %v): %v", budget, err)
+		}
+	}
+	cfg.KfakeBin = filepath.Join(bin, "kfake")
+	if err := releaseBuild(ctx, dir, "./bench/kfake", cfg.KfakeBin); err != nil {
+		t.Fatalf("build kfake (budget %v): %v", budget, err)
+	}
+	t.Logf("built the brokers in %v (outside the %v smoke budget)", time.Since(began).Round(time.Second), smokeBudget)
 }
 
 func TestParseProducerPerf(t *testing.T) {

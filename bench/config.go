@@ -20,6 +20,7 @@ type config struct {
 	Command    string         // how the run was invoked, for the report
 	ModuleDir  string         // "" = found from the working directory
 	SharqBin   string         // a prebuilt sharq to measure instead of building ./cmd/sharq
+	KfakeBin   string         // a prebuilt kfake (release flags) instead of building ./bench/kfake
 	BaseBin    string         // broker "sharq-base": another sharq binary to compare with, in the same run
 	Only       *regexp.Regexp // nil = every workload; else only matching ones, and no start-up series
 	// Compression is the franz-go producer rows' codec: "" keeps franz-go's

@@ -64,6 +64,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (report, *results, e
 			if name == "sharq" && cfg.SharqBin != "" {
 				bin = cfg.SharqBin
 				notes = append(notes, "sharq: prebuilt binary "+bin+" (-sharq-bin).")
+			} else if name == "kfake" && cfg.KfakeBin != "" {
+				bin = cfg.KfakeBin
+				notes = append(notes, "kfake: prebuilt binary "+bin+".")
 			} else {
 				log.Info("building", "pkg", pkg)
 				if err := releaseBuild(ctx, cfg.ModuleDir, pkg, bin); err != nil {

@@ -327,11 +327,13 @@ func TestMetricsAndHealth(t *testing.T) {
 		`sharq_share_partition_start_offset{group="metered-sg",partition="0",topic="metered"} 0`,
 		`sharq_share_group_members{group="metered-sg"} 0`,
 		"go_goroutines ",
+		"process_resident_memory_bytes ",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+	checkExposition(t, body)
 }
 
 func TestDescribeTopicPartitionsAndConfigResources(t *testing.T) {

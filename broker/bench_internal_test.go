@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"io"
 	"net"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/config"
+	"sharq/log/recordbatch"
 	"sharq/raftmeta"
 )
 
@@ -67,8 +67,7 @@ func benchBatch(n, size int) []byte {
 	rb.Records = recs
 	raw := rb.AppendTo(nil)
 	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-	crcStart := 21
-	binary.BigEndian.PutUint32(raw[17:], crc32c(raw[crcStart:]))
+	binary.BigEndian.PutUint32(raw[17:], recordbatch.Checksum(raw))
 	return raw
 }
 
@@ -204,10 +203,6 @@ func benchTxnBatch(n, size int, pid int64, epoch int16, seq int32) []byte {
 	rb.Records = recs
 	raw := rb.AppendTo(nil)
 	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-	binary.BigEndian.PutUint32(raw[17:], crc32c(raw[21:]))
+	binary.BigEndian.PutUint32(raw[17:], recordbatch.Checksum(raw))
 	return raw
 }
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }

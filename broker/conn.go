@@ -252,7 +252,9 @@ func (c *conn) readLoop() {
 // servedInline never parks, so the socket goes unread only for as long as
 // it computes.
 func (c *conn) handleInline(frame []byte) bool {
-	if c.auth.raw || len(frame) < 2 {
+	if c.auth.raw || len(frame) < 2 || c.s.faults.On() {
+		// While fault rules are live a request may hang (faults.go), which
+		// the reader must not do: it is what notices the client leaving.
 		return false
 	}
 	api := lookupAPI(int16(binary.BigEndian.Uint16(frame)))
@@ -265,6 +267,7 @@ func (c *conn) handleInline(frame []byte) bool {
 func (c *conn) handleSafely(frame []byte) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			c.s.panics.Add(1)
 			c.logger.Error("panic serving connection; closing it", "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("panic: %v", p)
 		}
@@ -381,6 +384,7 @@ func (c *conn) processLoop() {
 	var cur []byte // the frame being handled: its bytes are returned even on a panic
 	defer func() {
 		if p := recover(); p != nil {
+			c.s.panics.Add(1)
 			c.logger.Error("panic serving connection; closing it", "panic", p, "stack", string(debug.Stack()))
 		}
 		if cur != nil {
@@ -501,10 +505,10 @@ func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int
 	key := r.key
 	var resp kmsg.Response
 	var err error
-	if c.s.virtual {
-		resp, err = c.s.handleVirtual(r, api, req) // vnodes_route.go
+	if c.s.faults.On() { // fault rules (faults.go): one atomic load while there are none
+		resp, err = c.handleFaulted(r, api, req)
 	} else {
-		resp, err = api.handle(r, req)
+		resp, err = c.answer(r, api, req)
 	}
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
@@ -522,6 +526,15 @@ func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int
 	}
 	c.mute(throttle)
 	return c.auth.closeAfter // a failed authentication is answered, then closed
+}
+
+// answer answers a request for real: through the virtual brokers' routing
+// (vnodes_route.go) when there are several nodes, else the handler itself.
+func (c *conn) answer(r *request, api *apiEntry, req kmsg.Request) (kmsg.Response, error) {
+	if c.s.virtual {
+		return c.s.handleVirtual(r, api, req)
+	}
+	return api.handle(r, req)
 }
 
 // mute holds the connection's next request for d, as Kafka mutes a

@@ -20,7 +20,7 @@ type ControlStatus struct {
 func init() { regControl("GET /api/v1/status", controlStatus) }
 
 func controlStatus(s *Server, r *http.Request) (any, error) {
-	st := ControlStatus{NodeID: s.cfg.NodeID, ClusterID: s.cfg.ClusterID, Ready: s.ready.Load() && s.coordinatorsLoaded(), Listeners: []string{}}
+	st := ControlStatus{NodeID: s.cfg.NodeID, ClusterID: s.meta.Image().ClusterID, Ready: s.ready.Load() && s.coordinatorsLoaded(), Listeners: []string{}}
 	for _, a := range s.advertised {
 		st.Listeners = append(st.Listeners, a.String())
 	}

@@ -17,6 +17,9 @@ import (
 func TestControlStatus(t *testing.T) {
 	t.Parallel()
 	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.MetricsListener = "127.0.0.1:0" }))
+	if err := b.Server.AwaitCoordinators(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
 	resp, err := http.Get("http://" + b.Server.AdminAddr() + broker.ControlPrefix + "status")
 	if err != nil {
 		t.Fatal(err)

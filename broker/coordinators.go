@@ -323,6 +323,11 @@ func (s *Server) awaitCoordinators(ctx context.Context) error {
 	}
 }
 
+// AwaitCoordinators waits until the group, transaction and share
+// coordinators have loaded (they load in the background after the listeners
+// open; /readyz and the control API's status say ready from then on).
+func (s *Server) AwaitCoordinators(ctx context.Context) error { return s.awaitCoordinators(ctx) }
+
 // coordinatorsLoaded reports, without waiting, whether coord and share may
 // be read (metrics scrapes and the UI skip them until then).
 func (s *Server) coordinatorsLoaded() bool {

@@ -7,13 +7,14 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log/recordbatch"
 )
 
 // TestFetchBytesAsKafka sends the requests of the interop scenario
@@ -61,7 +62,7 @@ func TestFetchBytesAsKafka(t *testing.T) {
 	}
 	batch.Length = int32(len(batch.AppendTo(nil)) - 12)
 	raw := batch.AppendTo(nil)
-	batch.CRC = int32(crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	batch.CRC = int32(recordbatch.Checksum(raw))
 	pr := kmsg.NewPtrProduceRequest()
 	pr.Version, pr.Acks, pr.TimeoutMillis = 9, -1, 30000
 	pt := kmsg.NewProduceRequestTopic()

@@ -3,8 +3,6 @@ package broker
 import (
 	"strconv"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"sharq/group"
 )
 
@@ -12,32 +10,23 @@ import (
 // scrape time: the commit path pays nothing for them.
 var (
 	groupLabels        = []string{"group", "topic", "partition"}
-	descGroupCommitted = prometheus.NewDesc("sharq_consumer_group_committed_offset",
-		"Offset a consumer group committed for a partition.", groupLabels, nil)
-	descGroupLag = prometheus.NewDesc("sharq_consumer_group_lag",
-		"Consumer group lag: high watermark - committed offset (0 when the commit is past it); only partitions with a committed offset.", groupLabels, nil)
+	descGroupCommitted = newDesc("sharq_consumer_group_committed_offset", "Offset a consumer group committed for a partition.", kindGauge, groupLabels...)
+	descGroupLag       = newDesc("sharq_consumer_group_lag", "Consumer group lag: high watermark - committed offset (0 when the commit is past it); only partitions with a committed offset.", kindGauge, groupLabels...)
 )
 
-// groupCollector emits one series per committed (group, partition). Each
+// collectGroups emits one series per committed (group, partition). Each
 // group costs one short hold of the coordinator's lock (a map copy); the
 // high watermark is read from the partition without the group lock held.
-type groupCollector struct{ s *Server }
-
-func (c groupCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descGroupCommitted
-	ch <- descGroupLag
-}
-
-func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
-	if !c.s.coordinatorsLoaded() {
+func collectGroups(s *Server, e *expo) {
+	if !s.coordinatorsLoaded() {
 		return
 	}
-	gc := c.s.coord.groups
+	gc := s.coord.groups
 	if gc == nil {
 		return
 	}
 	hwOf := func(tp group.TopicPartition) (int64, bool) {
-		if p := c.s.partitionFor(tp.Topic, tp.Partition); p != nil {
+		if p := s.partitionFor(tp.Topic, tp.Partition); p != nil {
 			if st, ok := p.stats(); ok {
 				return st.HighWatermark, true
 			}
@@ -45,7 +34,7 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 		return 0, false // topic deleted or not served here: no high watermark
 	}
 	for _, g := range gc.ListGroups() {
-		lags, err := c.s.groupLags(g.ID, hwOf)
+		lags, err := s.groupLags(g.ID, hwOf)
 		if err != nil {
 			continue // closing, or the group went away since ListGroups
 		}
@@ -54,9 +43,9 @@ func (c groupCollector) Collect(ch chan<- prometheus.Metric) {
 				continue
 			}
 			labels := []string{labelValue(g.ID), labelValue(l.tp.Topic), strconv.Itoa(int(l.tp.Partition))}
-			ch <- prometheus.MustNewConstMetric(descGroupCommitted, prometheus.GaugeValue, float64(l.committed), labels...)
+			e.add(descGroupCommitted, float64(l.committed), labels...)
 			if l.lag >= 0 {
-				ch <- prometheus.MustNewConstMetric(descGroupLag, prometheus.GaugeValue, float64(l.lag), labels...)
+				e.add(descGroupLag, float64(l.lag), labels...)
 			}
 		}
 	}

@@ -6,142 +6,150 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/security"
 	"sharq/raftmeta/clientmetrics"
 )
 
-// metrics are the broker's Prometheus metrics. Per-API series are resolved
-// once at start-up so that counting a request costs no allocation and no map
-// lookup; per-partition gauges are read from the logs at scrape time, so
-// the hot path pays nothing for them.
+// metrics are the broker's Prometheus metrics. Per-API series are atomic
+// counters indexed by API key, so counting a request costs no allocation,
+// no lock and no map lookup; per-partition, group and share gauges are read
+// from their owners at scrape time, so the hot path pays nothing for them.
 type metrics struct {
-	reg         *prometheus.Registry
-	requests    [maxAPIKey + 1]prometheus.Counter
-	errors      [maxAPIKey + 1]prometheus.Counter
-	latency     [maxAPIKey + 1]prometheus.Observer
-	bytesIn     prometheus.Counter
-	bytesOut    prometheus.Counter
-	connections prometheus.Gauge
-	throttle    prometheus.Counter
+	s           *Server
+	known       [maxAPIKey + 1]bool
+	requests    [maxAPIKey + 1]atomic.Uint64
+	errors      [maxAPIKey + 1]atomic.Uint64
+	latency     [maxAPIKey + 1]latencyHist
+	bytesIn     atomic.Uint64
+	bytesOut    atomic.Uint64
+	connections atomic.Int64
+	throttleNS  atomic.Uint64
 }
 
+var (
+	descRequests = newDesc("sharq_requests_total", "Kafka requests handled, by API.", kindCounter, "api")
+	descClosed   = newDesc("sharq_request_errors_total", "Requests that closed their connection (malformed or unsupported), by API.", kindCounter, "api")
+	descLatency  = newDesc("sharq_request_duration_seconds",
+		"Time from a request's arrival to its response being written, by API (long-polls included).", kindHistogram, "api")
+	descBytesIn     = newDesc("sharq_request_bytes_total", "Bytes of Kafka request frames received.", kindCounter)
+	descBytesOut    = newDesc("sharq_response_bytes_total", "Bytes of Kafka response frames sent.", kindCounter)
+	descConnections = newDesc("sharq_connections", "Open client connections.", kindGauge)
+	descThrottle    = newDesc("sharq_quota_throttle_seconds_total", "Time connections were muted for exceeding a client quota.", kindCounter)
+	descInFlight    = newDesc("sharq_request_bytes_in_flight",
+		"Bytes of request frames being read or handled, bounded by queued.max.request.bytes.", kindGauge)
+	descWaiting = newDesc("sharq_request_bytes_waiting_connections",
+		"Connections not being read because queued.max.request.bytes is reached.", kindGauge)
+	descPeak = newDesc("sharq_request_bytes_in_flight_peak",
+		"Highest sharq_request_bytes_in_flight since start.", kindGauge)
+	descWaits = newDesc("sharq_request_bytes_waits_total",
+		"Request frames whose body had to wait for room under queued.max.request.bytes.", kindCounter)
+	descPanics = newDesc("sharq_panics_recovered_total",
+		"Panics recovered while serving a connection (each closed it); anything but 0 is a bug to report.", kindCounter)
+)
+
 func newMetrics(s *Server) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
-	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sharq_requests_total", Help: "Kafka requests handled, by API.",
-	}, []string{"api"})
-	closed := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sharq_request_errors_total", Help: "Requests that closed their connection (malformed or unsupported), by API.",
-	}, []string{"api"})
-	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "sharq_request_duration_seconds",
-		Help:    "Time from a request's arrival to its response being written, by API (long-polls included).",
-		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-	}, []string{"api"})
+	m := &metrics{s: s}
 	for _, e := range registeredAPIs() {
-		name := kmsg.NameForKey(e.key)
-		m.requests[e.key] = requests.WithLabelValues(name)
-		m.errors[e.key] = closed.WithLabelValues(name)
-		m.latency[e.key] = latency.WithLabelValues(name)
+		m.known[e.key] = true
 	}
-	m.bytesIn = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_request_bytes_total", Help: "Bytes of Kafka request frames received."})
-	m.bytesOut = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_response_bytes_total", Help: "Bytes of Kafka response frames sent."})
-	m.throttle = prometheus.NewCounter(prometheus.CounterOpts{Name: "sharq_quota_throttle_seconds_total", Help: "Time connections were muted for exceeding a client quota."})
-	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sharq_connections", Help: "Open client connections."})
-	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "sharq_request_bytes_in_flight",
-		Help: "Bytes of request frames being read or handled, bounded by queued.max.request.bytes.",
-	}, func() float64 { return float64(s.reqBytes.stats().InFlight) })
-	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "sharq_request_bytes_waiting_connections",
-		Help: "Connections not being read because queued.max.request.bytes is reached.",
-	}, func() float64 { return float64(s.reqBytes.stats().Waiting) })
-	peak := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "sharq_request_bytes_in_flight_peak",
-		Help: "Highest sharq_request_bytes_in_flight since start.",
-	}, func() float64 { return float64(s.reqBytes.stats().Peak) })
-	waits := prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "sharq_request_bytes_waits_total",
-		Help: "Request frames whose body had to wait for room under queued.max.request.bytes.",
-	}, func() float64 { return float64(s.reqBytes.stats().Waited) })
-	m.reg.MustRegister(requests, closed, latency, m.bytesIn, m.bytesOut, m.connections, m.throttle, inFlight, waiting, peak, waits,
-		partitionCollector{s}, shareCollector{s}, groupCollector{s}, clientMetricsCollector{s},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
 // observe records one handled request.
 func (m *metrics) observe(key int16, start time.Time, in, out int) {
-	if key < 0 || key > maxAPIKey || m.requests[key] == nil {
+	if key < 0 || key > maxAPIKey || !m.known[key] {
 		return
 	}
-	m.requests[key].Inc()
-	m.latency[key].Observe(time.Since(start).Seconds())
-	m.bytesIn.Add(float64(in))
-	m.bytesOut.Add(float64(out))
+	m.requests[key].Add(1)
+	m.latency[key].observe(time.Since(start))
+	m.bytesIn.Add(uint64(in))
+	m.bytesOut.Add(uint64(out))
 }
 
-func (m *metrics) throttled(d time.Duration) { m.throttle.Add(d.Seconds()) }
+func (m *metrics) throttled(d time.Duration) {
+	if d > 0 {
+		m.throttleNS.Add(uint64(d))
+	}
+}
 
 func (m *metrics) failed(key int16) {
-	if key >= 0 && key <= maxAPIKey && m.errors[key] != nil {
-		m.errors[key].Inc()
+	if key >= 0 && key <= maxAPIKey && m.known[key] {
+		m.errors[key].Add(1)
 	}
+}
+
+// page gathers one scrape.
+func (m *metrics) page() []byte {
+	e := newExpo()
+	for key := range m.known {
+		if m.known[key] {
+			e.add(descRequests, float64(m.requests[key].Load()), kmsg.NameForKey(int16(key)))
+		}
+	}
+	for key := range m.known {
+		if m.known[key] {
+			e.add(descClosed, float64(m.errors[key].Load()), kmsg.NameForKey(int16(key)))
+		}
+	}
+	for key := range m.known {
+		if m.known[key] {
+			counts, sum := m.latency[key].snapshot()
+			e.histogram(descLatency, latencyBounds[:], counts, sum, kmsg.NameForKey(int16(key)))
+		}
+	}
+	e.add(descBytesIn, float64(m.bytesIn.Load()))
+	e.add(descBytesOut, float64(m.bytesOut.Load()))
+	e.add(descConnections, float64(m.connections.Load()))
+	e.add(descThrottle, float64(m.throttleNS.Load())/1e9)
+	rb := m.s.reqBytes.stats()
+	e.add(descInFlight, float64(rb.InFlight))
+	e.add(descWaiting, float64(rb.Waiting))
+	e.add(descPeak, float64(rb.Peak))
+	e.add(descWaits, float64(rb.Waited))
+	e.add(descPanics, float64(m.s.panics.Load()))
+	collectPartitions(m.s, e)
+	collectShare(m.s, e)
+	collectGroups(m.s, e)
+	collectClientMetrics(m.s, e)
+	collectFaults(m.s, e)
+	collectRuntime(e)
+	return e.bytes()
 }
 
 var (
-	descLogEnd = prometheus.NewDesc("sharq_partition_log_end_offset",
-		"Log end offset of a partition.", []string{"topic", "partition"}, nil)
-	descLogStart = prometheus.NewDesc("sharq_partition_log_start_offset",
-		"Log start offset of a partition.", []string{"topic", "partition"}, nil)
-	descHighWatermark = prometheus.NewDesc("sharq_partition_high_watermark",
-		"High watermark of a partition: what consumers can read.", []string{"topic", "partition"}, nil)
-	descLogSize = prometheus.NewDesc("sharq_partition_log_size_bytes",
-		"Bytes on disk of a partition's segments.", []string{"topic", "partition"}, nil)
-	descOffline = prometheus.NewDesc("sharq_partition_offline",
-		"1 for a partition whose log cannot be served (corrupt, unreadable or failed on write): it answers KAFKA_STORAGE_ERROR.", []string{"topic", "partition"}, nil)
-	descOpenLogs = prometheus.NewDesc("sharq_partition_logs_open",
-		"Partition logs open now (opened on first use, the least recently used closed past the bound).", nil, nil)
-	descOfflineCount = prometheus.NewDesc("sharq_offline_partitions",
-		"Partitions this node leads whose log cannot be served (Kafka's OfflinePartitionsCount for this node).", nil, nil)
+	descLogEnd = newDesc("sharq_partition_log_end_offset",
+		"Log end offset of a partition.", kindGauge, "topic", "partition")
+	descLogStart = newDesc("sharq_partition_log_start_offset",
+		"Log start offset of a partition.", kindGauge, "topic", "partition")
+	descHighWatermark = newDesc("sharq_partition_high_watermark",
+		"High watermark of a partition: what consumers can read.", kindGauge, "topic", "partition")
+	descLogSize = newDesc("sharq_partition_log_size_bytes",
+		"Bytes on disk of a partition's segments.", kindGauge, "topic", "partition")
+	descOffline = newDesc("sharq_partition_offline",
+		"1 for a partition whose log cannot be served (corrupt, unreadable or failed on write): it answers KAFKA_STORAGE_ERROR.", kindGauge, "topic", "partition")
+	descOpenLogs = newDesc("sharq_partition_logs_open",
+		"Partition logs open now (opened on first use, the least recently used closed past the bound).", kindGauge)
+	descOfflineCount = newDesc("sharq_offline_partitions",
+		"Partitions this node leads whose log cannot be served (Kafka's OfflinePartitionsCount for this node).", kindGauge)
 )
 
-// partitionCollector reads partition gauges from the open logs at scrape
-// time.
-type partitionCollector struct{ s *Server }
-
-func (c partitionCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descLogEnd
-	ch <- descLogStart
-	ch <- descHighWatermark
-	ch <- descLogSize
-	ch <- descOffline
-	ch <- descOfflineCount
-	ch <- descOpenLogs
-}
-
-func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
-	c.s.partsMu.RLock()
-	defer c.s.partsMu.RUnlock()
-	ch <- prometheus.MustNewConstMetric(descOpenLogs, prometheus.GaugeValue, float64(c.s.logs.OpenLogs()))
+// collectPartitions reads partition gauges from the open logs.
+func collectPartitions(s *Server, e *expo) {
+	s.partsMu.RLock()
+	defer s.partsMu.RUnlock()
+	e.add(descOpenLogs, float64(s.logs.OpenLogs()))
 	offline := 0
-	defer func() {
-		ch <- prometheus.MustNewConstMetric(descOfflineCount, prometheus.GaugeValue, float64(offline))
-	}()
-	for name, tp := range c.s.topics {
+	for name, tp := range s.topics {
 		for _, p := range tp.parts {
 			if p == nil {
 				continue
@@ -149,46 +157,38 @@ func (c partitionCollector) Collect(ch chan<- prometheus.Metric) {
 			name, idx := labelValue(name), strconv.Itoa(int(p.index))
 			if p.h.Offline() != nil {
 				offline++
-				ch <- prometheus.MustNewConstMetric(descOffline, prometheus.GaugeValue, 1, name, idx)
+				e.add(descOffline, 1, name, idx)
 			}
 			st, ok := p.stats()
 			if !ok {
 				continue // not loaded since start: nothing to report yet
 			}
-			ch <- prometheus.MustNewConstMetric(descLogEnd, prometheus.GaugeValue, float64(st.LogEndOffset), name, idx)
-			ch <- prometheus.MustNewConstMetric(descLogStart, prometheus.GaugeValue, float64(st.LogStartOffset), name, idx)
-			ch <- prometheus.MustNewConstMetric(descHighWatermark, prometheus.GaugeValue, float64(st.HighWatermark), name, idx)
-			ch <- prometheus.MustNewConstMetric(descLogSize, prometheus.GaugeValue, float64(st.Size), name, idx)
+			e.add(descLogEnd, float64(st.LogEndOffset), name, idx)
+			e.add(descLogStart, float64(st.LogStartOffset), name, idx)
+			e.add(descHighWatermark, float64(st.HighWatermark), name, idx)
+			e.add(descLogSize, float64(st.Size), name, idx)
 		}
 	}
+	e.add(descOfflineCount, float64(offline))
 }
 
 var (
-	descClientMetric = prometheus.NewDesc("sharq_client_metric",
+	descClientMetric = newDesc("sharq_client_metric",
 		"A metric a client pushed (KIP-714 PushTelemetry) under a client-metrics subscription: name is the OpenTelemetry metric name, attributes its data point and resource attributes (k=v,...). Gauges and cumulative sums hold the last value, delta sums the running total. Gone when the client disconnects or stops pushing.",
-		[]string{"client_instance_id", "client_id", "name", "attributes"}, nil)
-	descClientInstances = prometheus.NewDesc("sharq_client_metrics_instances",
-		"Client instances known to client metrics (KIP-714): clients that asked for telemetry subscriptions and are still connected.", nil, nil)
-	descClientSeriesDropped = prometheus.NewDesc("sharq_client_metric_series_dropped_total",
-		"Pushed data points dropped because a client instance had 2000 series, or all together 100000.", nil, nil)
+		kindUntyped, "client_instance_id", "client_id", "name", "attributes")
+	descClientInstances = newDesc("sharq_client_metrics_instances",
+		"Client instances known to client metrics (KIP-714): clients that asked for telemetry subscriptions and are still connected.", kindGauge)
+	descClientSeriesDropped = newDesc("sharq_client_metric_series_dropped_total",
+		"Pushed data points dropped because a client instance had 2000 series, or all together 100000.", kindCounter)
 )
 
-// clientMetricsCollector exposes what clients pushed (PushTelemetry).
-type clientMetricsCollector struct{ s *Server }
-
-func (c clientMetricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descClientMetric
-	ch <- descClientInstances
-	ch <- descClientSeriesDropped
-}
-
-func (c clientMetricsCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.s.clientMetrics.Collect(time.Now(), func(sm clientmetrics.Sample) {
-		ch <- prometheus.MustNewConstMetric(descClientMetric, prometheus.UntypedValue, sm.Value,
-			sm.InstanceID, labelValue(sm.ClientID), labelValue(sm.Name), labelValue(sm.Attrs))
+// collectClientMetrics exposes what clients pushed (PushTelemetry).
+func collectClientMetrics(s *Server, e *expo) {
+	st := s.clientMetrics.Collect(time.Now(), func(sm clientmetrics.Sample) {
+		e.add(descClientMetric, sm.Value, sm.InstanceID, labelValue(sm.ClientID), labelValue(sm.Name), labelValue(sm.Attrs))
 	})
-	ch <- prometheus.MustNewConstMetric(descClientInstances, prometheus.GaugeValue, float64(st.Instances))
-	ch <- prometheus.MustNewConstMetric(descClientSeriesDropped, prometheus.CounterValue, float64(st.Dropped))
+	e.add(descClientInstances, float64(st.Instances))
+	e.add(descClientSeriesDropped, float64(st.Dropped))
 }
 
 // labelValue makes a client-chosen name (a group id, which Kafka accepts as
@@ -208,12 +208,10 @@ func labelValue(s string) string {
 // (listeners accepting and metadata loaded).
 func (s *Server) adminHandler() http.Handler {
 	mux := http.NewServeMux()
-	// A series that cannot be gathered is logged and left out; the rest of
-	// the page is still served.
-	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog:      promLogger{s.logger},
-	}))
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Write(s.metrics.page())
+	})
 	s.registerUI(mux)      // /ui and /ui/state: ui.go
 	s.registerControl(mux) // /api/v1/...: control.go
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -232,13 +230,24 @@ func (s *Server) adminHandler() http.Handler {
 		}
 	})
 	user, pass := s.cfg.MetricsBasicAuth()
-	if user == "" {
-		return mux
-	}
 	// /healthz and /readyz stay open: orchestrators probe them without
 	// credentials, and they reveal nothing.
+	probe := func(r *http.Request) bool { return r.URL.Path == "/healthz" || r.URL.Path == "/readyz" }
+	if user == "" {
+		// Without credentials to check, the pages that name topics,
+		// groups and offsets (/metrics, /ui) and the control API are
+		// served only to peers on this host, whatever address the
+		// listener binds: nothing is open to the network by default.
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !probe(r) && !isLoopbackAddr(r.RemoteAddr) {
+				http.Error(w, "metrics.listener serves loopback clients only unless sharq.metrics.basic.auth.user is set", http.StatusForbidden)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+		if !probe(r) {
 			u, p, ok := r.BasicAuth()
 			if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(pass)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Basic realm="sharq"`)
@@ -249,11 +258,6 @@ func (s *Server) adminHandler() http.Handler {
 		mux.ServeHTTP(w, r)
 	})
 }
-
-// promLogger sends promhttp's gather errors to the broker's log.
-type promLogger struct{ l *slog.Logger }
-
-func (p promLogger) Println(v ...any) { p.l.Error("metrics scrape", "err", fmt.Sprint(v...)) }
 
 // startAdmin binds metrics.listener when it is set.
 func (s *Server) startAdmin() error {
@@ -272,6 +276,9 @@ func (s *Server) startAdmin() error {
 			return fmt.Errorf("metrics.listener TLS: %w", err)
 		}
 		ln = tls.NewListener(ln, tc)
+	}
+	if user, _ := s.cfg.MetricsBasicAuth(); user == "" && !isLoopbackAddr(ln.Addr().String()) {
+		s.logger.Warn("metrics.listener binds a non-loopback address without sharq.metrics.basic.auth.user: /metrics, /ui and the control API answer loopback clients only", "addr", ln.Addr().String())
 	}
 	s.adminAddr = ln.Addr().String()
 	s.admin = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}

@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/broker/brokertest"
+	"sharq/log/recordbatch"
 )
 
 // plainRecords encodes n uncompressed v2 records with null keys.
@@ -46,7 +46,7 @@ func batchWithCodec(codec int16, count int32, records []byte) []byte {
 	binary.BigEndian.PutUint32(b[53:], 0xffffffff)
 	binary.BigEndian.PutUint32(b[57:], uint32(count))
 	b = append(b, records...)
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(b[17:], recordbatch.Checksum(b))
 	return b
 }
 

@@ -46,11 +46,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"sharq/broker/security"
 	"sharq/config"
 	"sharq/log"
+	"sharq/log/recordbatch"
 	"sharq/raftmeta"
 	"sharq/raftmeta/acl"
 	"sharq/schema"
@@ -285,7 +284,7 @@ func (l *schemaLog) Read(ctx context.Context, from int64) ([]schema.Record, int6
 	}
 	l.buf = data
 	var recs []schema.Record
-	next, err := walkRecords(data, from, math.MaxInt64, schemaMaxInflate, func(off, ts int64, rec *kmsg.Record) {
+	next, err := walkRecords(data, from, math.MaxInt64, schemaMaxInflate, func(off, ts int64, rec *recordbatch.Record) {
 		recs = append(recs, schema.Record{Offset: off, Timestamp: ts, Key: rec.Key, Value: rec.Value})
 	})
 	if err != nil {

@@ -97,12 +97,17 @@ type Server struct {
 	// connSeq numbers connections for it.
 	clientMetrics *clientmetrics.Manager
 	connSeq       atomic.Uint64
+	faults        faultState   // fault rules: faults.go
 	dirLock       *dataDirLock // held while the server owns log.dirs
 	admin         *http.Server // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr     string
 	schemaReg     *schemaRegistry // schema.registry.listeners: schema_registry.go
 	schemaFormats []schema.Format // Options.SchemaFormats
 	ready         atomic.Bool     // listeners accepting and metadata loaded
+	// panics counts panics recovered while serving a connection (each
+	// closed that connection): a bug every time, so tests and fuzz
+	// targets require 0 (RecoveredPanics) and /metrics shows it.
+	panics atomic.Int64
 
 	connsMu  sync.Mutex
 	conns    map[*conn]struct{}
@@ -215,6 +220,11 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 	}
 	s.initVirtualNodes()
 	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
+	if err := s.initFaults(); err != nil {
+		state.discard()
+		s.closeStores()
+		return nil, err
+	}
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
 		state.discard()
@@ -284,6 +294,10 @@ func (s *Server) Listen() error {
 
 // Advertised returns the listeners as clients should reach them.
 func (s *Server) Advertised() []config.Listener { return s.advertised }
+
+// RecoveredPanics is how many panics were recovered while serving
+// connections since start; anything but 0 is a bug.
+func (s *Server) RecoveredPanics() int64 { return s.panics.Load() }
 
 // Serve accepts connections on every bound listener and runs background
 // work until Shutdown. It returns ErrServerClosed after a clean shutdown.
@@ -377,7 +391,7 @@ func (s *Server) acceptLoop(ln net.Listener, idx int, node int32) {
 		s.conns[c] = struct{}{}
 		s.connsWG.Add(1)
 		s.connsMu.Unlock()
-		s.metrics.connections.Inc()
+		s.metrics.connections.Add(1)
 		go c.serve()
 	}
 }
@@ -386,7 +400,7 @@ func (s *Server) connDone(c *conn) {
 	s.connsMu.Lock()
 	delete(s.conns, c)
 	s.connsMu.Unlock()
-	s.metrics.connections.Dec()
+	s.metrics.connections.Add(-1)
 	s.dropShareSessions(c)
 	s.clientMetrics.ConnClosed(c.id)
 	s.connsWG.Done()

@@ -1,11 +1,8 @@
 package broker
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
 	"sharq/log/recordbatch"
@@ -92,7 +89,7 @@ func (d shareDLQ) SourceRecords(topicID [16]byte, partition int32, first, last i
 // collectRecords adds the records of whole v2 batches in data with offsets
 // in [first, last] to out and returns the offset after the last batch.
 func collectRecords(data []byte, first, last int64, out map[int64]share.SourceRecord) (int64, error) {
-	return walkRecords(data, first, last, dlqMaxInflate, func(off, _ int64, rec *kmsg.Record) {
+	return walkRecords(data, first, last, dlqMaxInflate, func(off, _ int64, rec *recordbatch.Record) {
 		out[off] = share.SourceRecord{Key: rec.Key, Value: rec.Value}
 	})
 }
@@ -102,7 +99,7 @@ func collectRecords(data []byte, first, last int64, out map[int64]share.SourceRe
 // unpacked (at most maxInflate bytes each), with the record's timestamp
 // (the batch's for LogAppendTime). It returns the offset after the last
 // batch, -1 when data holds none.
-func walkRecords(data []byte, first, last int64, maxInflate int, fn func(offset, timestamp int64, rec *kmsg.Record)) (int64, error) {
+func walkRecords(data []byte, first, last int64, maxInflate int, fn func(offset, timestamp int64, rec *recordbatch.Record)) (int64, error) {
 	next := int64(-1)
 	for len(data) > 0 {
 		h, ok := recordbatch.Next(data)
@@ -124,24 +121,20 @@ func walkRecords(data []byte, first, last int64, maxInflate int, fn func(offset,
 			body = dec
 		}
 		logAppendTime := h.Attributes&recordbatch.AttrTimestampType != 0
-		for i := int32(0); i < h.RecordCount && len(body) > 0; i++ {
-			length, n := binary.Varint(body)
-			if n <= 0 || length < 0 || int64(len(body)-n) < length {
-				return next, fmt.Errorf("record %d of batch at %d is truncated", i, h.BaseOffset)
-			}
-			var rec kmsg.Record
-			if err := rec.ReadFrom(body[:n+int(length)]); err != nil {
-				return next, fmt.Errorf("record %d of batch at %d: %w", i, h.BaseOffset, err)
-			}
-			body = body[n+int(length):]
+		rd := recordbatch.NewReader(body, h.RecordCount)
+		var rec recordbatch.Record
+		for rd.Next(&rec) {
 			off := h.BaseOffset + int64(rec.OffsetDelta)
-			ts := h.BaseTimestamp + rec.TimestampDelta64
+			ts := h.BaseTimestamp + rec.TimestampDelta
 			if logAppendTime {
 				ts = h.MaxTimestamp
 			}
 			if off >= first && off <= last {
 				fn(off, ts, &rec)
 			}
+		}
+		if err := rd.Err(); err != nil {
+			return next, fmt.Errorf("batch at %d: %w", h.BaseOffset, err)
 		}
 	}
 	return next, nil
@@ -178,24 +171,24 @@ var errDLQNoPartition = errors.New("dead-letter partition not served here")
 // CreateTime, base timestamp of the first record).
 func encodeDLQBatch(recs []share.DLQRecord) []byte {
 	base := recs[0].Timestamp
-	maxTS := base
-	var body []byte
+	h := recordbatch.Header{
+		LeaderEpoch: -1, Magic: recordbatch.MagicV2, LastOffsetDelta: int32(len(recs) - 1),
+		BaseTimestamp: base, MaxTimestamp: base, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+		RecordCount: int32(len(recs)),
+	}
+	for _, r := range recs {
+		h.MaxTimestamp = max(h.MaxTimestamp, r.Timestamp)
+	}
+	b := h.AppendTo(nil)
+	var headers []byte
 	for i, r := range recs {
-		maxTS = max(maxTS, r.Timestamp)
-		kr := kmsg.Record{TimestampDelta64: r.Timestamp - base, OffsetDelta: int32(i), Key: r.Key, Value: r.Value}
-		for _, h := range r.Headers {
-			kr.Headers = append(kr.Headers, kmsg.Header{Key: h.Key, Value: h.Value})
+		headers = headers[:0]
+		for _, hd := range r.Headers {
+			headers = recordbatch.AppendHeader(headers, []byte(hd.Key), hd.Value)
 		}
-		kr.Length = int32(len(kr.AppendTo(nil)) - 1)
-		body = kr.AppendTo(body)
+		b = recordbatch.AppendRecord(b, &recordbatch.Record{TimestampDelta: r.Timestamp - base, OffsetDelta: int32(i),
+			Key: r.Key, Value: r.Value, HeaderCount: int32(len(r.Headers)), Headers: headers})
 	}
-	rb := kmsg.RecordBatch{
-		Magic: 2, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, PartitionLeaderEpoch: -1,
-		NumRecords: int32(len(recs)), LastOffsetDelta: int32(len(recs) - 1),
-		FirstTimestamp: base, MaxTimestamp: maxTS, Records: body,
-	}
-	raw := rb.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[recordbatch.OffBatchLength:], uint32(len(raw)-recordbatch.LengthOverhead))
-	binary.BigEndian.PutUint32(raw[recordbatch.OffCRC:], recordbatch.Checksum(raw))
-	return raw
+	recordbatch.Seal(b)
+	return b
 }

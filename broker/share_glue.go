@@ -129,16 +129,14 @@ func (p *partition) LastStableOffset() int64 {
 	return p.HighWatermark()
 }
 
-// AbortedTransactions converts log's entries to share's (same fields).
+// AbortedTransactions is log's: share.AbortedTxn and log.AbortedTxn are
+// one type (recordbatch.AbortedTxn).
 func (p *partition) AbortedTransactions(from, upTo int64, dst []share.AbortedTxn) []share.AbortedTxn {
 	l := p.log()
 	if l == nil {
 		return dst
 	}
-	for _, a := range l.AbortedTransactions(from, upTo, nil) {
-		dst = append(dst, share.AbortedTxn{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
-	}
-	return dst
+	return l.AbortedTransactions(from, upTo, dst)
 }
 
 func (p *partition) Read(offset int64, maxBytes int32, dst []byte) ([]byte, error) {

@@ -4,7 +4,6 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"sharq/broker/brokertest"
 	"sharq/config"
 	"sharq/log"
+	"sharq/log/recordbatch"
 )
 
 // Storage faults as a client sees them: a partition whose log cannot be
@@ -108,7 +108,7 @@ func oneRecordBatch() []byte {
 	raw := b.AppendTo(nil)
 	b.Length = int32(len(raw) - 12)
 	raw = b.AppendTo(nil)
-	b.CRC = int32(crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	b.CRC = int32(recordbatch.Checksum(raw))
 	return b.AppendTo(nil)
 }
 

@@ -30,7 +30,7 @@ type groupKey struct {
 	// described exactly as Kafka describes it.
 	internal bool
 	// unused says why sharq accepts the key but does not act on it ("" if
-	// it does), for the README reference.
+	// it does), for the reference in docs/configuration.md.
 	unused string
 }
 

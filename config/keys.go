@@ -88,7 +88,7 @@ var brokerIndex = map[string]*keyDef{}
 var ignoredPrefixes = []string{"listener.name."}
 
 func init() {
-	brokerKeys = append(append(append(brokerKeyTable(), securityKeyTable()...), schemaRegistryKeyTable()...), kafkaOnlyKeyTable()...)
+	brokerKeys = append(append(append(append(brokerKeyTable(), securityKeyTable()...), schemaRegistryKeyTable()...), faultKeyTable()...), kafkaOnlyKeyTable()...)
 	sort.Slice(brokerKeys, func(i, j int) bool { return brokerKeys[i].name < brokerKeys[j].name })
 	for _, k := range brokerKeys {
 		if _, dup := brokerIndex[k.name]; dup {

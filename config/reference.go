@@ -35,7 +35,7 @@ func WriteHelp(w io.Writer) error {
 }
 
 // WriteReference writes the key reference in "text" (as --help lists it) or
-// "markdown" (tables for the README): broker keys, then topic keys.
+// "markdown" (the tables of docs/configuration.md): broker keys, then topic keys.
 func WriteReference(w io.Writer, format string) error {
 	bw := bufio.NewWriter(w)
 	var err error

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sharq/log"
+	"sharq/log/recordbatch"
 )
 
 // compactRecord is one record of the compaction dump test; a nil value is
@@ -66,7 +66,7 @@ func compactBatch(t *testing.T, codec int16, ts int64, recs []compactRecord) []b
 		NumRecords: n, Records: raw}
 	b := rb.AppendTo(nil)
 	binary.BigEndian.PutUint32(b[8:12], uint32(len(b)-12))
-	binary.BigEndian.PutUint32(b[17:21], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(b[17:21], recordbatch.Checksum(b))
 	return b
 }
 

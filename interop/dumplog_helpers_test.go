@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log/recordbatch"
 )
 
 // goldenRecord is one record of a golden batch.
@@ -110,7 +111,7 @@ func buildBatch(t testing.TB, b goldenBatch, firstTimestamp int64) []byte {
 	// Length counts from the leader epoch on (all but offset and length);
 	// the CRC-32C covers attributes to the end.
 	binary.BigEndian.PutUint32(raw[8:12], uint32(len(raw)-12))
-	binary.BigEndian.PutUint32(raw[17:21], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(raw[17:21], recordbatch.Checksum(raw))
 	return raw
 }
 

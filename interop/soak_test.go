@@ -2,8 +2,8 @@
 
 package interop
 
-// The reliability soak: a real sharq process under the faults README's
-// "Reliability" section makes promises about. Not in CI's default path
+// The reliability soak: a real sharq process under the faults
+// docs/durability.md's "Reliability" section makes promises about. Not in CI's default path
 // (build tag soak); bounded by its phase sizes, a few minutes in all:
 //
 //	go test -tags soak ./interop -run TestSoak -v -timeout 20m

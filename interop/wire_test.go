@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"net"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log/recordbatch"
 )
 
 // rawRoundTrip sends req and returns the response body after the response
@@ -95,7 +96,7 @@ func scenarioWireFetch(t *testing.T, tg Target) {
 	raw := batch.AppendTo(nil)
 	batch.Length = int32(len(raw) - 12)
 	raw = batch.AppendTo(nil)
-	batch.CRC = int32(crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	batch.CRC = int32(recordbatch.Checksum(raw))
 	raw = batch.AppendTo(nil)
 	pr := kmsg.NewPtrProduceRequest()
 	pr.Version, pr.Acks, pr.TimeoutMillis = 9, -1, 30000

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"sharq/log/recordbatch"
 )
 
 // TimestampType is message.timestamp.type.
@@ -85,7 +87,7 @@ type AppendResult struct {
 // Sentinel errors; ErrorCode maps them (wrapped or not) to Kafka error codes.
 var (
 	ErrCorruptMessage       = errors.New("corrupt message")           // CORRUPT_MESSAGE (2)
-	ErrInvalidRecord        = errors.New("invalid record")            // INVALID_RECORD (87)
+	ErrInvalidRecord        = recordbatch.ErrInvalidRecord            // INVALID_RECORD (87)
 	ErrMessageTooLarge      = errors.New("message too large")         // MESSAGE_TOO_LARGE (10)
 	ErrInvalidTimestamp     = errors.New("invalid timestamp")         // INVALID_TIMESTAMP (32)
 	ErrOffsetOutOfRange     = errors.New("offset out of range")       // OFFSET_OUT_OF_RANGE (1)

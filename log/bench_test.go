@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"sharq/log/recordbatch"
 )
 
 // benchBatch builds an uncompressed batch of about size bytes.
@@ -245,7 +247,7 @@ func BenchmarkScanRecords(b *testing.B) {
 			b.SetBytes(int64(len(p)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, _, err := scanRecords(p, h.RecordCount, h.BaseTimestamp); err != nil {
+				if _, _, err := recordbatch.ScanRecords(p, h.RecordCount, h.BaseTimestamp); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -49,6 +49,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"sharq/log/recordbatch"
 )
 
 // CleanerOptions are the log.cleaner.* broker settings.
@@ -223,7 +225,7 @@ type cleaning struct {
 
 	sc      scanner
 	decomp  []byte
-	recs    []cleanRecord
+	recs    []recordbatch.Record
 	recBuf  []byte
 	out     []byte // the current output batch
 	wbuf    []byte // pending writes of the .cleaned log
@@ -329,13 +331,15 @@ func (c *cleaning) buildMap(st *CleanStats) (int64, error) {
 			if err != nil {
 				return false, err
 			}
-			err = walkCleanRecords(recs, h.RecordCount, func(r *cleanRecord) {
-				if r.key != nil {
-					c.m.put(r.key, h.BaseOffset+int64(r.offDelta))
+			rd := recordbatch.NewReader(recs, h.RecordCount)
+			var r recordbatch.Record
+			for rd.Next(&r) {
+				if r.Key != nil {
+					c.m.put(r.Key, h.BaseOffset+int64(r.OffsetDelta))
 				}
-			})
-			if err != nil {
-				return false, fmt.Errorf("batch at offset %d of %s: %w", h.BaseOffset, s.logPath, err)
+			}
+			if err := rd.Err(); err != nil {
+				return false, fmt.Errorf("%w: batch at offset %d of %s: %w", ErrCorruptMessage, h.BaseOffset, s.logPath, err)
 			}
 			mapEnd = last + 1
 			return true, nil
@@ -470,14 +474,16 @@ func (c *cleaning) filterBatch(b []byte, h *batchHeader, st *CleanStats) ([]byte
 	c.recs = c.recs[:0]
 	total := 0
 	tombstones := false
-	err = walkCleanRecords(recs, h.RecordCount, func(r *cleanRecord) {
+	rd := recordbatch.NewReader(recs, h.RecordCount)
+	var r recordbatch.Record
+	for rd.Next(&r) {
 		total++
-		off := h.BaseOffset + int64(r.offDelta)
+		off := h.BaseOffset + int64(r.OffsetDelta)
 		keep := off >= c.mapEnd
-		if !keep && r.key != nil {
-			latest := c.m.get(r.key)
+		if !keep && r.Key != nil {
+			latest := c.m.get(r.Key)
 			keep = latest < 0 || off >= latest
-			if keep && r.valueNull {
+			if keep && r.Value == nil {
 				if hasHorizon && c.nowMs >= h.BaseTimestamp {
 					keep = false
 				} else {
@@ -486,11 +492,11 @@ func (c *cleaning) filterBatch(b []byte, h *batchHeader, st *CleanStats) ([]byte
 			}
 		}
 		if keep {
-			c.recs = append(c.recs, *r)
+			c.recs = append(c.recs, r)
 		}
-	})
-	if err != nil {
-		return nil, err
+	}
+	if err := rd.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorruptMessage, err)
 	}
 	st.RecordsRead += int64(total)
 	st.RecordsKept += int64(len(c.recs))
@@ -513,14 +519,22 @@ func (c *cleaning) filterBatch(b []byte, h *batchHeader, st *CleanStats) ([]byte
 // emptyBatch is b's header alone, with no records (Kafka's RETAIN_EMPTY:
 // the batch keeps the producer's last sequence and epoch in the log).
 func (c *cleaning) emptyBatch(b []byte, h *batchHeader) []byte {
-	c.out = append(c.out[:0], b[:batchHeaderSize]...)
-	finishBatch(c.out, 0, h.Attributes, h.BaseTimestamp, h.MaxTimestamp)
+	c.startBatch(h, 0, h.Attributes, h.BaseTimestamp, h.MaxTimestamp)
+	recordbatch.Seal(c.out)
 	return c.out
+}
+
+// startBatch puts h's header into c.out with the fields cleaning changes
+// set; the records follow, then recordbatch.Seal.
+func (c *cleaning) startBatch(h *batchHeader, count int32, attrs int16, baseTs, maxTs int64) {
+	nh := *h
+	nh.RecordCount, nh.Attributes, nh.BaseTimestamp, nh.MaxTimestamp = count, attrs, baseTs, maxTs
+	c.out = nh.AppendTo(c.out[:0])
 }
 
 // rewrite writes b again with the records kept (all of recs when kept is
 // nil, a control batch), setting the delete horizon if asked.
-func (c *cleaning) rewrite(b []byte, h *batchHeader, recs []byte, kept []cleanRecord, setHorizon bool) ([]byte, error) {
+func (c *cleaning) rewrite(b []byte, h *batchHeader, recs []byte, kept []recordbatch.Record, setHorizon bool) ([]byte, error) {
 	oldBase := h.BaseTimestamp
 	newBase := oldBase
 	attrs := h.Attributes
@@ -529,9 +543,14 @@ func (c *cleaning) rewrite(b []byte, h *batchHeader, recs []byte, kept []cleanRe
 		attrs |= attrDeleteHorizon
 	}
 	if kept == nil {
-		err := walkCleanRecords(recs, h.RecordCount, func(r *cleanRecord) { c.recs = append(c.recs[:0:0], *r) })
-		if err != nil {
-			return nil, err
+		c.recs = c.recs[:0]
+		rd := recordbatch.NewReader(recs, h.RecordCount)
+		var r recordbatch.Record
+		for rd.Next(&r) {
+			c.recs = append(c.recs, r)
+		}
+		if err := rd.Err(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCorruptMessage, err)
 		}
 		kept = c.recs
 	}
@@ -543,25 +562,25 @@ func (c *cleaning) rewrite(b []byte, h *batchHeader, recs []byte, kept []cleanRe
 	c.recBuf = c.recBuf[:0]
 	for i := range kept {
 		r := &kept[i]
-		ts := oldBase + r.tsDelta
+		ts := oldBase + r.TimestampDelta
 		if !logAppend {
 			maxTs = max(maxTs, ts)
 		}
 		if newBase == oldBase {
-			c.recBuf = append(c.recBuf, r.raw...)
+			c.recBuf = append(c.recBuf, r.Raw...)
 		} else {
-			c.recBuf = appendCleanRecord(c.recBuf, r, ts-newBase)
+			c.recBuf = recordbatch.AppendRetimed(c.recBuf, r, ts-newBase)
 		}
 	}
 	if len(kept) == 0 {
 		maxTs = h.MaxTimestamp
 	}
-	c.out = append(c.out[:0], b[:batchHeaderSize]...)
+	c.startBatch(h, int32(len(kept)), attrs, newBase, maxTs)
 	var err error
 	c.out, err = compressRecords(c.out, h.Compression(), c.recBuf)
 	if err != nil {
 		return nil, err
 	}
-	finishBatch(c.out, int32(len(kept)), attrs, newBase, maxTs)
+	recordbatch.Seal(c.out)
 	return c.out, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"testing"
+
+	"sharq/log/recordbatch"
 )
 
 // FuzzOffsetCheckpoint: the one-offset checkpoint decoder (the cleaner's
@@ -28,32 +30,39 @@ func FuzzOffsetCheckpoint(f *testing.F) {
 	})
 }
 
-// FuzzCleanRecords: the cleaner's record walk over stored bytes never
-// panics, and every record it accepts, written again with a new timestamp
-// delta and back, keeps its key, value and headers.
+// FuzzCleanRecords: the record reader over stored bytes never panics, and
+// every record it accepts, written again with a new timestamp delta as the
+// cleaner writes it (recordbatch.AppendRetimed) and read back, keeps its
+// key, value and headers.
 func FuzzCleanRecords(f *testing.F) {
 	f.Add(keyedBatch([]kv{{[]byte("k"), []byte("v")}, {nil, []byte("x")}, {[]byte("t"), nil}}, 5, 0, -1, -1, -1, false)[batchHeaderSize:], int32(3), int64(7))
 	f.Add([]byte{0x0c, 0, 0, 0, 1, 'k', 1, 0}, int32(1), int64(-3))
 	f.Fuzz(func(t *testing.T, p []byte, count int32, shift int64) {
 		count = min(max(count, 0), 64)
-		var recs []cleanRecord
-		if err := walkCleanRecords(p, count, func(r *cleanRecord) { recs = append(recs, *r) }); err != nil {
+		var recs []recordbatch.Record
+		rd := recordbatch.NewReader(p, count)
+		var r recordbatch.Record
+		for rd.Next(&r) {
+			recs = append(recs, r)
+		}
+		if rd.Err() != nil {
 			return
 		}
 		var out []byte
 		for i := range recs {
-			out = appendCleanRecord(out, &recs[i], recs[i].tsDelta+shift)
+			out = recordbatch.AppendRetimed(out, &recs[i], recs[i].TimestampDelta+shift)
 		}
 		i := 0
-		err := walkCleanRecords(out, int32(len(recs)), func(r *cleanRecord) {
+		rd = recordbatch.NewReader(out, int32(len(recs)))
+		for rd.Next(&r) {
 			o := &recs[i]
-			if !bytes.Equal(r.key, o.key) || (r.key == nil) != (o.key == nil) || !bytes.Equal(r.rest, o.rest) ||
-				r.valueNull != o.valueNull || r.offDelta != o.offDelta || r.tsDelta != o.tsDelta+shift || r.attrs != o.attrs {
+			if !bytes.Equal(r.Key, o.Key) || (r.Key == nil) != (o.Key == nil) || !bytes.Equal(r.Fields(), o.Fields()) ||
+				(r.Value == nil) != (o.Value == nil) || r.OffsetDelta != o.OffsetDelta || r.TimestampDelta != o.TimestampDelta+shift || r.Attributes != o.Attributes {
 				t.Fatalf("record %d changed: %+v -> %+v", i, o, r)
 			}
 			i++
-		})
-		if err != nil || i != len(recs) {
+		}
+		if err := rd.Err(); err != nil || i != len(recs) {
 			t.Fatalf("rewritten records do not walk: %v (%d of %d)", err, i, len(recs))
 		}
 	})

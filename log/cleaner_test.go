@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sharq/log/recordbatch"
 )
 
 // kv is one test record: a nil key is a null key, a nil value a tombstone.
@@ -76,18 +78,20 @@ func decodeAll(t testing.TB, l *Log) []readRecord {
 			t.Fatalf("batch at %d: kmsg: %v", h.BaseOffset, err)
 		}
 		n := 0
-		err := walkCleanRecords(p, h.RecordCount, func(r *cleanRecord) {
+		rd := recordbatch.NewReader(p, h.RecordCount)
+		var r recordbatch.Record
+		for rd.Next(&r) {
 			n++
 			var rec kmsg.Record
-			if err := rec.ReadFrom(r.raw); err != nil {
+			if err := rec.ReadFrom(r.Raw); err != nil {
 				t.Fatalf("record: %v", err)
 			}
 			ts := h.BaseTimestamp + rec.TimestampDelta64
 			out = append(out, readRecord{offset: h.BaseOffset + int64(rec.OffsetDelta), key: rec.Key, value: rec.Value, ts: ts,
 				txn: h.Attributes&attrTransactional != 0, ctrl: h.Attributes&attrControl != 0})
-		})
-		if err != nil || n != int(h.RecordCount) {
-			t.Fatalf("batch at %d: %d of %d records: %v", h.BaseOffset, n, h.RecordCount, err)
+		}
+		if err := rd.Err(); err != nil || n != int(h.RecordCount) {
+			t.Fatalf("batch at %d: %d of %d records: %v", h.BaseOffset, n, h.RecordCount, rd.Err())
 		}
 	}
 	return out

@@ -1,7 +1,8 @@
 package log
 
-// Record-level work for the cleaner: walking the records of a stored
-// batch, and writing a batch again with some of its records (Kafka's
+// What the cleaner needs beyond sharq/log/recordbatch (which reads and
+// writes the records): the keyless-record check of compacted topics and the
+// compressors for writing a batch again with some of its records (Kafka's
 // MemoryRecords.filterTo for magic v2: base offset, last offset delta,
 // producer id, epoch, base sequence, partition leader epoch and the
 // compression codec are kept; record count, max timestamp, length and CRC
@@ -12,7 +13,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"strconv"
 	"sync"
@@ -21,99 +21,14 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"sharq/log/recordbatch"
 )
 
 // attrDeleteHorizon (bit 6) says baseTimestamp holds the delete horizon
 // (KIP-534): the time after which the batch's tombstones and transaction
 // markers may be removed. Record timestamps stay baseTimestamp + delta.
 const attrDeleteHorizon = 0x40
-
-// cleanRecord is one record of a batch being cleaned.
-type cleanRecord struct {
-	raw       []byte // the whole record, length varint included
-	attrs     byte
-	tsDelta   int64
-	offDelta  int32
-	key       []byte // nil for a null key
-	valueNull bool
-	rest      []byte // key length onwards (key, value, headers) as stored
-}
-
-// walkCleanRecords calls fn for each of count records in p (an
-// uncompressed records section).
-func walkCleanRecords(p []byte, count int32, fn func(r *cleanRecord)) error {
-	var r cleanRecord
-	pos := 0
-	for i := int32(0); i < count; i++ {
-		length, body := varintAt(p, pos)
-		if body < 0 || length < minRecordSize || length > int64(len(p)-body) {
-			return fmt.Errorf("%w: record %d: bad length", ErrCorruptMessage, i)
-		}
-		end := body + int(length)
-		rec := p[body:end]
-		tsDelta, next := varintAt(rec, 1)
-		if next < 0 {
-			return fmt.Errorf("%w: record %d: bad timestamp delta", ErrCorruptMessage, i)
-		}
-		offDelta, next2 := varintAt(rec, next)
-		if next2 < 0 {
-			return fmt.Errorf("%w: record %d: bad offset delta", ErrCorruptMessage, i)
-		}
-		restStart := next2
-		kl, n := varintAt(rec, next2)
-		if n < 0 || kl < -1 || kl > int64(len(rec)-n) {
-			return fmt.Errorf("%w: record %d: bad key length", ErrCorruptMessage, i)
-		}
-		r.key = nil
-		if kl >= 0 {
-			r.key = rec[n : n+int(kl)]
-			n += int(kl)
-		}
-		vl, n2 := varintAt(rec, n)
-		if n2 < 0 || vl < -1 || vl > int64(len(rec)-n2) {
-			return fmt.Errorf("%w: record %d: bad value length", ErrCorruptMessage, i)
-		}
-		// The header count must be there too: a record padded out by an
-		// over-long varint but missing it would be written back shorter
-		// than any record can be.
-		if hc, n3 := varintAt(rec, n2+int(max(vl, 0))); n3 < 0 || hc < 0 {
-			return fmt.Errorf("%w: record %d: bad header count", ErrCorruptMessage, i)
-		}
-		r.raw = p[pos:end]
-		r.attrs = rec[0]
-		r.tsDelta = tsDelta
-		r.offDelta = int32(offDelta)
-		r.valueNull = vl < 0
-		r.rest = rec[restStart:]
-		fn(&r)
-		pos = end
-	}
-	return nil
-}
-
-// appendCleanRecord writes r again with its timestamp delta relative to a
-// new base timestamp (unchanged offset delta, key, value, headers).
-func appendCleanRecord(dst []byte, r *cleanRecord, tsDelta int64) []byte {
-	var tmp [2 * binary.MaxVarintLen64]byte
-	n := binary.PutVarint(tmp[:], tsDelta)
-	n += binary.PutVarint(tmp[n:], int64(r.offDelta))
-	bodyLen := 1 + n + len(r.rest)
-	dst = binary.AppendVarint(dst, int64(bodyLen))
-	dst = append(dst, r.attrs)
-	dst = append(dst, tmp[:n]...)
-	return append(dst, r.rest...)
-}
-
-// finishBatch fills in length, record count, timestamps and CRC of a batch
-// whose header (copied from the original) and records are in b.
-func finishBatch(b []byte, count int32, attrs int16, baseTs, maxTs int64) {
-	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-batchLengthOverhead))
-	binary.BigEndian.PutUint16(b[offAttributes:], uint16(attrs))
-	binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(baseTs))
-	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(maxTs))
-	binary.BigEndian.PutUint32(b[offRecordCount:], uint32(count))
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
-}
 
 // errMissingKey is a record without a key in a compacted topic; Append
 // turns it into Kafka's INVALID_RECORD text (keyError).
@@ -151,13 +66,13 @@ func checkKeys(b []byte, h *batchHeader) error {
 		p = *buf
 	}
 	missing := false
-	err := walkCleanRecords(p, h.RecordCount, func(r *cleanRecord) {
-		if r.key == nil {
-			missing = true
-		}
-	})
-	if err != nil {
-		return err
+	rd := recordbatch.NewReader(p, h.RecordCount)
+	var r recordbatch.Record
+	for rd.Next(&r) {
+		missing = missing || r.Key == nil
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorruptMessage, err)
 	}
 	if missing {
 		return errMissingKey

@@ -14,11 +14,13 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"sharq/log/recordbatch"
 )
 
 // Compressed batches are checked as Kafka's LogValidator checks them: the
 // records section is decompressed and every record's framing walked (the
-// same checks as scanRecords makes on an uncompressed batch), so a batch no
+// same checks as recordbatch.ScanRecords makes on an uncompressed batch), so a batch no
 // consumer could read is refused instead of stored. The walk streams: only
 // a 64 KiB window and the largest record are ever held, whatever a batch
 // decompresses to, so a small batch that inflates to gigabytes costs CPU but
@@ -69,7 +71,7 @@ var decompressors = sync.Pool{New: func() any {
 // errCodec marks a records section that does not decode with its codec.
 var errCodec = errors.New("does not decode")
 
-// scanCompressed is scanRecords for a compressed records section p: it
+// scanCompressed is recordbatch.ScanRecords for a compressed records section p: it
 // returns the smallest non-negative and the largest record timestamp.
 func scanCompressed(codec int, p []byte, count int32, baseTs int64) (lo, hi int64, err error) {
 	d := decompressors.Get().(*decompressor)
@@ -205,7 +207,7 @@ func (x *xerialReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// walk checks count records from the window; see scanRecords for the
+// walk checks count records from the window; see recordbatch.ScanRecords for the
 // checks and the results.
 func (d *decompressor) walk(count int32, baseTs int64) (lo, hi int64, err error) {
 	lo, hi = math.MaxInt64, math.MinInt64
@@ -233,7 +235,7 @@ func (d *decompressor) walk(count int32, baseTs int64) (lo, hi int64, err error)
 			}
 			return 0, 0, err
 		}
-		tsDelta, err := checkRecordBody(rec, i)
+		tsDelta, err := recordbatch.CheckRecord(rec, i)
 		if err != nil {
 			return 0, 0, err
 		}

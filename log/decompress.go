@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"sharq/log/recordbatch"
 )
 
 // firstRecordAt returns the offset delta of the first record of a
@@ -38,12 +40,13 @@ func firstRecordAt(codec int, p []byte, count int32, baseTs, ts int64) (delta in
 			}
 			return 0, false, err
 		}
-		tsDelta, err := checkRecordBody(rec, i)
-		if err != nil {
+		// The record's own offset delta: after compaction it is not i.
+		var r recordbatch.Record
+		if err := recordbatch.ParseRecord(rec, i, &r); err != nil {
 			return 0, false, err
 		}
-		if baseTs+tsDelta == ts {
-			return i, true, nil
+		if baseTs+r.TimestampDelta == ts {
+			return r.OffsetDelta, true, nil
 		}
 		if length <= streamWindow {
 			d.win.Discard(int(length))

@@ -16,9 +16,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"sort"
+
+	"sharq/log/crc32c"
 )
 
 // producerBatchesToRetain is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN:
@@ -193,7 +194,7 @@ func (ps *producerState) encode() []byte {
 			b = binary.BigEndian.AppendUint32(b, uint32(pb.lastOffsetDelta))
 		}
 	}
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.BigEndian.AppendUint32(b, crc32c.Checksum(b))
 }
 
 func decodeProducerSnapshot(b []byte) (producerState, error) {
@@ -210,7 +211,7 @@ func decodeProducerSnapshot(b []byte) (producerState, error) {
 		fixed = 31
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
+	if crc32c.Checksum(body) != sum {
 		return ps, fmt.Errorf("%w: checksum mismatch", errBadSnapshot)
 	}
 	count := binary.BigEndian.Uint32(body[5:])

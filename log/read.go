@@ -1,6 +1,9 @@
 package log
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Read appends to dst whole batches from the one containing offset; see
 // api.go for the contract.
@@ -46,6 +49,16 @@ func (l *Log) read(offset int64, maxBytes int32, dst []byte, committed bool) ([]
 		n := len(dst)
 		out, err := s.readAt(pos, limit, offset, hw, maxBytes, dst, memIndex)
 		s.release()
+		if err != nil && errors.Is(err, ErrStorage) {
+			// The disk failed to read what it acknowledged (EIO: a bad
+			// sector, a dying device). Serving on would answer some reads
+			// and not others, and appends would go on above data that
+			// cannot be read, so the partition goes offline as after a
+			// failed fsync: the manager's handle reopens it (recovery
+			// reads the disk again) after OfflineRetryInterval, while
+			// every other partition is served.
+			return out, l.fail("read "+s.logPath, err)
+		}
 		if err != nil || len(out) > n || nextBase < 0 || nextBase >= hw {
 			return out, err
 		}

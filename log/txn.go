@@ -7,7 +7,8 @@ package log
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
+
+	"sharq/log/recordbatch"
 )
 
 // Control record types (Kafka's ControlRecordType).
@@ -21,12 +22,9 @@ const (
 // version+coordinatorEpoch (6 bytes).
 const markerSize = batchHeaderSize + 17
 
-// AbortedTxn is an aborted transaction as Fetch reports it: the producer
-// and the first offset of its aborted data.
-type AbortedTxn struct {
-	ProducerID  int64
-	FirstOffset int64
-}
+// AbortedTxn is an aborted transaction as Fetch reports it (recordbatch's,
+// the one type share takes too).
+type AbortedTxn = recordbatch.AbortedTxn
 
 // txnState is the transaction view of one partition. Guarded by Log.mu,
 // written with Log.appendMu held.
@@ -52,29 +50,21 @@ func (t *txnState) recompute() {
 // buildMarker lays out a COMMIT or ABORT control batch as Kafka's
 // EndTransactionMarker does.
 func buildMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32, nowMs int64) []byte {
-	b := make([]byte, markerSize)
-	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(markerSize-batchLengthOverhead))
-	b[offMagic] = magicV2
-	binary.BigEndian.PutUint16(b[offAttributes:], uint16(attrTransactional|attrControl))
-	binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(nowMs))
-	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(nowMs))
-	binary.BigEndian.PutUint64(b[offProducerID:], uint64(producerID))
-	binary.BigEndian.PutUint16(b[offProducerEpoch:], uint16(epoch))
-	binary.BigEndian.PutUint32(b[offBaseSequence:], 0xffffffff) // NO_SEQUENCE
-	binary.BigEndian.PutUint32(b[offRecordCount:], 1)
-	r := b[batchHeaderSize:]
-	r[0] = 16 * 2 // zigzag varint length of the record body (16 bytes)
-	// attributes 0, timestamp delta 0, offset delta 0
-	r[4] = 4 * 2 // key length 4
+	h := batchHeader{
+		Magic: magicV2, Attributes: attrTransactional | attrControl, BaseTimestamp: nowMs, MaxTimestamp: nowMs,
+		ProducerID: producerID, ProducerEpoch: epoch, BaseSequence: -1, RecordCount: 1,
+	}
+	b := h.AppendTo(make([]byte, 0, markerSize))
 	typ := uint16(controlAbort)
 	if commit {
 		typ = controlCommit
 	}
-	binary.BigEndian.PutUint16(r[7:], typ) // key: version 0, type
-	r[9] = 6 * 2                           // value length 6
-	binary.BigEndian.PutUint32(r[12:], uint32(coordinatorEpoch))
-	// r[16]: zero headers
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	var key [4]byte // version 0, type
+	binary.BigEndian.PutUint16(key[2:], typ)
+	var value [6]byte // version 0, coordinator epoch
+	binary.BigEndian.PutUint32(value[2:], uint32(coordinatorEpoch))
+	b = recordbatch.AppendRecord(b, &recordbatch.Record{Key: key[:], Value: value[:]})
+	recordbatch.Seal(b)
 	return b
 }
 

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"reflect"
 	"testing"
+
+	"sharq/log/crc32c"
 )
 
 // sampleCommands holds one well-formed command of every type.
@@ -132,7 +133,7 @@ func FuzzImageDecode(f *testing.F) {
 		// reaches the field decoders instead of the CRC check.
 		for _, v := range []string{"\x01", "\x02", "\x03", "\x04"} { // 2 adds security, 3 client quotas, 4 client metrics
 			framed := append([]byte(imageMagic+v), data...)
-			framed = binary.BigEndian.AppendUint32(framed, crc32.Checksum(data, crc32c))
+			framed = binary.BigEndian.AppendUint32(framed, crc32c.Checksum(data))
 			checkImageBytes(t, framed)
 		}
 	})

@@ -27,8 +27,9 @@ package raftmeta
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"slices"
+
+	"sharq/log/crc32c"
 )
 
 const (
@@ -43,8 +44,6 @@ const (
 	// imageVersionV4 adds client metrics subscriptions (KIP-714).
 	imageVersionV4 = 4
 )
-
-var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 func encodeImage(img *Image) []byte {
 	b := make([]byte, 0, 256)
@@ -108,7 +107,7 @@ func encodeImage(img *Image) []byte {
 		b = appendConfigSet(b, img.ClientMetrics)
 	}
 
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], crc32c))
+	return binary.BigEndian.AppendUint32(b, crc32c.Checksum(b[start:]))
 }
 
 func appendConfigSet(b []byte, m map[string]map[string]string) []byte {
@@ -149,7 +148,7 @@ func decodeImage(data []byte) (*Image, error) {
 		return nil, fmt.Errorf("metadata snapshot version %d, this binary reads %d to %d: %w", version, imageVersionV1, imageVersionV4, ErrCorrupt)
 	}
 	payload := data[hdr : len(data)-4]
-	if got, want := crc32.Checksum(payload, crc32c), binary.BigEndian.Uint32(data[len(data)-4:]); got != want {
+	if got, want := crc32c.Checksum(payload), binary.BigEndian.Uint32(data[len(data)-4:]); got != want {
 		return nil, fmt.Errorf("metadata snapshot checksum %08x, stored %08x: %w", got, want, ErrCorrupt)
 	}
 

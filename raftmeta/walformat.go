@@ -4,12 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"sharq/log/crc32c"
 )
 
 // raft's LogStore and StableStore live in one append-only file,
@@ -89,7 +90,7 @@ func finishRecord(b []byte, start int) error {
 	}
 	body := b[start+8:]
 	binary.BigEndian.PutUint32(b[start:], uint32(n))
-	binary.BigEndian.PutUint32(b[start+4:], crc32.Checksum(body, crc32c))
+	binary.BigEndian.PutUint32(b[start+4:], crc32c.Checksum(body))
 	return nil
 }
 
@@ -105,7 +106,7 @@ func recordAt(b []byte) (typ byte, payload []byte, n int, ok bool) {
 		return 0, nil, 0, false
 	}
 	body := b[8 : 8+int(l)]
-	if crc32.Checksum(body, crc32c) != binary.BigEndian.Uint32(b[4:]) {
+	if crc32c.Checksum(body) != binary.BigEndian.Uint32(b[4:]) {
 		return 0, nil, 0, false
 	}
 	return body[0], body[1:], 8 + int(l), true

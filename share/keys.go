@@ -1,7 +1,6 @@
 package share
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -498,43 +497,18 @@ func AppendRecordKeys(dst []uint64, b []byte, dec Decompressor, dbuf []byte) ([]
 		}
 		body = dbuf
 	}
-	for i := int32(0); i < rh.RecordCount && len(body) > 0; i++ {
-		length, m := binary.Varint(body)
-		if m <= 0 || length < 0 || int64(len(body)-m) < length {
-			return dst[:start], dbuf, fmt.Errorf("record %d of batch %d is truncated", i, rh.BaseOffset)
+	rd := recordbatch.NewReader(body, rh.RecordCount)
+	var r recordbatch.Record
+	for rd.Next(&r) {
+		if r.OffsetDelta < 0 || int64(r.OffsetDelta) >= n {
+			return dst[:start], dbuf, fmt.Errorf("record of batch %d: offset delta %d outside the batch", rh.BaseOffset, r.OffsetDelta)
 		}
-		rec := body[m : m+int(length)]
-		body = body[m+int(length):]
-		if len(rec) < 1 {
-			return dst[:start], dbuf, fmt.Errorf("record %d of batch %d is empty", i, rh.BaseOffset)
-		}
-		rec = rec[1:] // attributes
-		var ok bool
-		if _, rec, ok = varint(rec); !ok { // timestamp delta
-			return dst[:start], dbuf, fmt.Errorf("record %d of batch %d: bad timestamp delta", i, rh.BaseOffset)
-		}
-		var delta, klen int64
-		if delta, rec, ok = varint(rec); !ok || delta < 0 || delta >= n {
-			return dst[:start], dbuf, fmt.Errorf("record %d of batch %d: bad offset delta", i, rh.BaseOffset)
-		}
-		if klen, rec, ok = varint(rec); !ok || klen < -1 || klen > int64(len(rec)) {
-			return dst[:start], dbuf, fmt.Errorf("record %d of batch %d: bad key length", i, rh.BaseOffset)
-		}
-		if klen < 0 {
-			dst[start+int(delta)] = HashKey(nil, true)
-		} else {
-			dst[start+int(delta)] = HashKey(rec[:klen], false)
-		}
+		dst[start+int(r.OffsetDelta)] = HashKey(r.Key, r.Key == nil)
+	}
+	if err := rd.Err(); err != nil {
+		return dst[:start], dbuf, fmt.Errorf("batch %d: %w", rh.BaseOffset, err)
 	}
 	return dst, dbuf, nil
-}
-
-func varint(b []byte) (int64, []byte, bool) {
-	v, n := binary.Varint(b)
-	if n <= 0 {
-		return 0, b, false
-	}
-	return v, b[n:], true
 }
 
 // Keys implements KeySource for tests: KeyOf gives offsets their keys

@@ -18,39 +18,19 @@ import (
 func keyedBatch(base int64, keys [][]byte, gz bool) []byte {
 	var recs []byte
 	for i, k := range keys {
-		var r []byte
-		r = append(r, 0)                     // attributes
-		r = binary.AppendVarint(r, 0)        // timestamp delta
-		r = binary.AppendVarint(r, int64(i)) // offset delta
-		if k == nil {
-			r = binary.AppendVarint(r, -1)
-		} else {
-			r = binary.AppendVarint(r, int64(len(k)))
-			r = append(r, k...)
-		}
-		r = binary.AppendVarint(r, 1) // value
-		r = append(r, 'v')
-		r = binary.AppendVarint(r, 0) // headers
-		recs = binary.AppendVarint(recs, int64(len(r)))
-		recs = append(recs, r...)
+		recs = recordbatch.AppendRecord(recs, &recordbatch.Record{OffsetDelta: int32(i), Key: k, Value: []byte("v")})
 	}
-	var attrs uint16
+	h := recordbatch.Header{BaseOffset: base, Magic: recordbatch.MagicV2, LastOffsetDelta: int32(len(keys) - 1),
+		ProducerID: -1, RecordCount: int32(len(keys))}
 	if gz {
 		var buf bytes.Buffer
 		w := gzip.NewWriter(&buf)
 		w.Write(recs)
 		w.Close()
-		recs, attrs = buf.Bytes(), 1
+		recs, h.Attributes = buf.Bytes(), 1
 	}
-	b := make([]byte, recordbatch.HeaderSize, recordbatch.HeaderSize+len(recs))
-	b = append(b, recs...)
-	binary.BigEndian.PutUint64(b, uint64(base))
-	binary.BigEndian.PutUint32(b[recordbatch.OffBatchLength:], uint32(len(b)-recordbatch.LengthOverhead))
-	b[recordbatch.OffMagic] = 2
-	binary.BigEndian.PutUint16(b[recordbatch.OffAttributes:], attrs)
-	binary.BigEndian.PutUint32(b[recordbatch.OffLastOffsetDelta:], uint32(len(keys)-1))
-	binary.BigEndian.PutUint64(b[recordbatch.OffProducerID:], ^uint64(0))
-	binary.BigEndian.PutUint32(b[recordbatch.OffRecordCount:], uint32(len(keys)))
+	b := append(h.AppendTo(nil), recs...)
+	recordbatch.Seal(b)
 	return b
 }
 

@@ -148,6 +148,11 @@ func (m *Manager) acknowledge(req *FetchRequest, r *PartitionResult, batches []A
 		return codeUnknownTopicOrPart
 	}
 	p := r.p
+	if m.faults.armedAcks.Load() > 0 { // injected ack failures (manager_faults.go)
+		if code := m.failAck(p.key, batches); code != 0 {
+			return code
+		}
+	}
 	p.mu.Lock()
 	now := m.clock.Now()
 	eff, err := p.sp.Acknowledge(member, now, batches)

@@ -37,11 +37,9 @@ type BatchSource interface {
 	Batch(offset int64) (BatchHeader, bool)
 }
 
-// AbortedTxn is a FetchResponse AbortedTransactions entry.
-type AbortedTxn struct {
-	ProducerID  int64
-	FirstOffset int64
-}
+// AbortedTxn is a FetchResponse AbortedTransactions entry (recordbatch's,
+// the one type sharq/log returns).
+type AbortedTxn = recordbatch.AbortedTxn
 
 // RawBatches is a BatchSource over raw v2 RecordBatch bytes as returned by
 // a log read (sharq/log Read). It walks headers only, with a cursor so a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"sharq/broker/brokertest"
 	"sharq/config"
@@ -15,15 +16,29 @@ import (
 func TestCtlStatus(t *testing.T) {
 	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) { c.MetricsListener = "127.0.0.1:0" }))
 	var out, errb bytes.Buffer
-	if rc := run([]string{"ctl", "--addr", "http://" + b.Server.AdminAddr(), "status"}, []string{}, &out, &errb, nil); rc != 0 {
-		t.Fatalf("rc %d: %s", rc, errb.String())
-	}
 	var st struct {
-		NodeID int32 `json:"node_id"`
-		Ready  bool  `json:"ready"`
+		NodeID    int32  `json:"node_id"`
+		ClusterID string `json:"cluster_id"`
+		Ready     bool   `json:"ready"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &st); err != nil || !st.Ready || st.NodeID != b.Config.NodeID {
-		t.Fatalf("%s: %v", out.String(), err)
+	// The coordinators load in the background after the listeners open:
+	// status says not ready until they have, then ready.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out.Reset()
+		if rc := run([]string{"ctl", "--addr", "http://" + b.Server.AdminAddr(), "status"}, []string{}, &out, &errb, nil); rc != 0 {
+			t.Fatalf("rc %d: %s", rc, errb.String())
+		}
+		if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.NodeID != b.Config.NodeID || st.ClusterID == "" {
+			t.Fatalf("%s: %v", out.String(), err)
+		}
+		if st.Ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never ready: %s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, not ordering events
 	}
 	errb.Reset()
 	if rc := run([]string{"ctl", "--addr", "http://" + b.Server.AdminAddr(), "status", "extra"}, []string{}, &out, &errb, nil); rc != 2 {

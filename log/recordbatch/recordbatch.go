@@ -9,7 +9,8 @@ package recordbatch
 
 import (
 	"encoding/binary"
-	"hash/crc32"
+
+	"sharq/log/crc32c"
 )
 
 // v2 RecordBatch header layout (all big-endian). The CRC covers everything
@@ -96,6 +97,16 @@ func Next(b []byte) (h Header, ok bool) {
 	return h, true
 }
 
+// AbortedTxn is an aborted transaction as Fetch and ShareFetch report it
+// (a FetchResponse AbortedTransactions entry): the producer and the first
+// offset of its aborted data. It is here, beside the control batches that
+// end transactions, so that sharq/log returns and sharq/share takes one
+// type without importing each other.
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+}
+
 // LastOffset is the offset of the batch's last record.
 func (h *Header) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
 
@@ -108,7 +119,31 @@ func (h *Header) Transactional() bool { return h.Attributes&AttrTransactional !=
 // Control reports a control batch (transaction marker).
 func (h *Header) Control() bool { return h.Attributes&AttrControl != 0 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Checksum computes the CRC-32C a whole v2 batch b must carry at OffCRC.
-func Checksum(b []byte) uint32 { return crc32.Checksum(b[OffAttributes:], castagnoli) }
+func Checksum(b []byte) uint32 { return crc32c.Checksum(b[OffAttributes:]) }
+
+// AppendTo appends h as a v2 header (HeaderSize bytes) to dst. The batch
+// length and CRC are written as h has them: Seal sets both once the records
+// follow.
+func (h *Header) AppendTo(dst []byte) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.BaseOffset))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.Size-LengthOverhead))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.LeaderEpoch))
+	dst = append(dst, byte(h.Magic))
+	dst = binary.BigEndian.AppendUint32(dst, h.CRC)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(h.Attributes))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.LastOffsetDelta))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.BaseTimestamp))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.MaxTimestamp))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.ProducerID))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(h.ProducerEpoch))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.BaseSequence))
+	return binary.BigEndian.AppendUint32(dst, uint32(h.RecordCount))
+}
+
+// Seal sets the batch length and CRC of b, a whole v2 batch (header and
+// records section, compressed if its attributes say so).
+func Seal(b []byte) {
+	binary.BigEndian.PutUint32(b[OffBatchLength:], uint32(len(b)-LengthOverhead))
+	binary.BigEndian.PutUint32(b[OffCRC:], Checksum(b))
+}

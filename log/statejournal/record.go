@@ -6,9 +6,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 
 	"github.com/cockroachdb/pebble"
+
+	"sharq/log/crc32c"
 )
 
 const (
@@ -22,8 +23,6 @@ const (
 	// a share-partition's state a few KiB.
 	MaxRecord = 64 << 20
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // appendBatchRecord lays out the record of the batch representation repr
 // (pebble's Batch.Repr), its sequence number zeroed.
@@ -50,7 +49,7 @@ func appendStagedRecord(dst, key, value []byte) []byte {
 func finishRecord(dst []byte, start int) []byte {
 	body := dst[start+recordHeader:]
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(body)))
-	binary.BigEndian.PutUint32(dst[start+4:], crc32.Checksum(body, castagnoli))
+	binary.BigEndian.PutUint32(dst[start+4:], crc32c.Checksum(body))
 	return dst
 }
 
@@ -69,7 +68,7 @@ func readRecord(data []byte, off int) (body []byte, size int, reason string) {
 		return nil, 0, "short record"
 	}
 	body = rest[recordHeader : recordHeader+int(n)]
-	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(rest[4:]) {
+	if crc32c.Checksum(body) != binary.BigEndian.Uint32(rest[4:]) {
 		return nil, 0, "checksum mismatch"
 	}
 	if !validBody(body) {

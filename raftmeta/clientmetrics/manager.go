@@ -5,12 +5,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"maps"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"sharq/log/crc32c"
 )
 
 // Errors of Get and Push, one per Kafka error code the broker answers.
@@ -185,7 +186,7 @@ func (m *Manager) evaluateLocked(id UUID, c Client) *instance {
 	// instance id's hash. The text of Java's HashSet differs in order, so
 	// the ids differ from Kafka's; clients only compare them for equality.
 	text := "[" + strings.Join(in.metrics, ", ") + "]" + fmt.Sprint(in.intervalMs)
-	in.subID = int32(crc32.Checksum([]byte(text), castagnoli)) ^ id.hashCode()
+	in.subID = int32(crc32c.Checksum([]byte(text))) ^ id.hashCode()
 	return in
 }
 
@@ -419,8 +420,6 @@ func (m *Manager) Collect(now time.Time, fn func(Sample)) Stats {
 	}
 	return Stats{Instances: len(m.instances), Series: m.nSeries, Dropped: m.dropped}
 }
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // metadataTopicID is Kafka's Uuid.METADATA_TOPIC_ID (0...01), one of the
 // reserved ids a client instance may not use (with the zero id).
