@@ -150,6 +150,24 @@ func TestVirtualBrokersWhatClientsSee(t *testing.T) {
 			t.Errorf("partition %d with node 2 stopped: leader %d isr %v offline %v", p.Partition, p.Leader, p.ISR, p.OfflineReplicas)
 		}
 	}
+	for _, fenced := range []bool{false, true} {
+		dc := kmsg.NewPtrDescribeClusterRequest()
+		dc.IncludeFencedBrokers = fenced
+		resp, err := dc.RequestWith(testCtx(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int32
+		for _, br := range resp.Brokers {
+			if br.IsFenced != (br.NodeID == 2) {
+				t.Errorf("DescribeCluster (fenced %v): %+v", fenced, br)
+			}
+			ids = append(ids, br.NodeID)
+		}
+		if want := map[bool]string{false: "[1 3]", true: "[1 2 3]"}[fenced]; fmt.Sprint(ids) != want {
+			t.Errorf("DescribeCluster (fenced %v): brokers %v, want %s", fenced, ids, want)
+		}
+	}
 	// A topic created meanwhile is placed on every node, the stopped one
 	// fenced: out of the ISR, leading nothing.
 	mustCreateTopic(t, adm, "while-down", 3, nil)
