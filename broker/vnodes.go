@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -379,4 +380,26 @@ func (s *Server) fenceStopped() {
 		}
 		cancel()
 	}
+}
+
+// fencedBrokers adds the stopped nodes to a DescribeCluster answer, fenced,
+// in node id order, as Kafka lists fenced brokers when asked to.
+func (r *request) fencedBrokers(brokers []kmsg.DescribeClusterResponseBroker) []kmsg.DescribeClusterResponseBroker {
+	for _, v := range r.s.vnodes {
+		if v.up.Load() {
+			continue
+		}
+		host, port, rack, ok := r.leaderEndpoint(v.id)
+		if !ok {
+			continue
+		}
+		b := kmsg.NewDescribeClusterResponseBroker()
+		b.NodeID, b.Host, b.Port, b.Rack, b.IsFenced = v.id, host, port, rack, true
+		i := len(brokers)
+		for i > 0 && brokers[i-1].NodeID > v.id {
+			i--
+		}
+		brokers = slices.Insert(brokers, i, b)
+	}
+	return brokers
 }

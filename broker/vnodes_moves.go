@@ -114,6 +114,9 @@ func (s *Server) StopNode(ctx context.Context, id int32) ([]raftmeta.LeaderChang
 	for _, c := range drop {
 		c.close()
 	}
+	for _, m := range moved {
+		s.shareLeaderChanged(m.Topic, m.Partition)
+	}
 	s.logger.Info("virtual broker stopped", "stopped_node", id, "leaders_moved", len(moved))
 	return moved, nil
 }
@@ -183,9 +186,32 @@ func (s *Server) MoveLeader(ctx context.Context, topic string, partition, node i
 		return false, &NodeError{Code: pe.Code, NotFound: pe.Code == errUnknownTopicOrPartition, Msg: pe.Msg}
 	}
 	if moved {
+		s.shareLeaderChanged(topic, partition)
 		s.logger.Info("leader moved", "topic", topic, "partition", partition, "leader", node)
 	}
 	return moved, err
+}
+
+// shareLeaderChanged tells the share groups reading a partition that its
+// leader changed: their acquisitions in flight are lost, as on Kafka
+// (share.Manager.LeaderChanged).
+func (s *Server) shareLeaderChanged(topic string, partition int32) {
+	select {
+	case <-s.coordReady:
+	default:
+		return // nothing is acquired before the share groups load
+	}
+	t := s.meta.Image().Topics[topic]
+	if s.coordErr != nil || s.share == nil || t == nil || isInternalTopic(topic) {
+		return
+	}
+	n, err := s.share.LeaderChanged([16]byte(t.ID), partition)
+	if err != nil {
+		s.logger.Warn("share-partitions after a leader change", "topic", topic, "partition", partition, "err", err)
+	}
+	if n > 0 {
+		s.logger.Info("leader change released acquired records", "topic", topic, "partition", partition, "records", n)
+	}
 }
 
 // CoordinatorKind names a coordinator for MoveCoordinator: "group" (classic

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"sharq/broker/brokertest"
 	"sharq/config"
@@ -149,6 +150,24 @@ func TestVirtualBrokersWhatClientsSee(t *testing.T) {
 			t.Errorf("partition %d with node 2 stopped: leader %d isr %v offline %v", p.Partition, p.Leader, p.ISR, p.OfflineReplicas)
 		}
 	}
+	for _, fenced := range []bool{false, true} {
+		dc := kmsg.NewPtrDescribeClusterRequest()
+		dc.IncludeFencedBrokers = fenced
+		resp, err := dc.RequestWith(testCtx(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int32
+		for _, br := range resp.Brokers {
+			if br.IsFenced != (br.NodeID == 2) {
+				t.Errorf("DescribeCluster (fenced %v): %+v", fenced, br)
+			}
+			ids = append(ids, br.NodeID)
+		}
+		if want := map[bool]string{false: "[1 3]", true: "[1 2 3]"}[fenced]; fmt.Sprint(ids) != want {
+			t.Errorf("DescribeCluster (fenced %v): brokers %v, want %s", fenced, ids, want)
+		}
+	}
 	// A topic created meanwhile is placed on every node, the stopped one
 	// fenced: out of the ISR, leading nothing.
 	mustCreateTopic(t, adm, "while-down", 3, nil)
@@ -279,5 +298,146 @@ func TestVirtualIdempotentProducerThroughMoves(t *testing.T) {
 		if c := seen[fmt.Sprint(i)]; c != 1 {
 			t.Fatalf("record %d read %d times (of %d produced)", i, c, n)
 		}
+	}
+}
+
+// TestVirtualWrongNodeAnswers: each API sent to a node that neither leads
+// nor coordinates what it names, next to the same request on the right
+// node.
+func TestVirtualWrongNodeAnswers(t *testing.T) {
+	t.Parallel()
+	b := newVirtual(t, 3)
+	adm := newAdmin(t, b)
+	const topic = "wrong"
+	mustCreateTopic(t, adm, topic, 3, nil)
+	cl := newClient(t, b)
+	md := metadata(t, cl, topic)
+	topicID := md.Topics[0].TopicID
+	notLeader, notCoord := kerr.NotLeaderForPartition.Code, kerr.NotCoordinator.Code
+	// Partition 0 is led by node 1; node 2 is the wrong one.
+	listOffsets := func(node int32) int16 {
+		req := kmsg.NewPtrListOffsetsRequest()
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = 0, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return onNode(t, cl, node, req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	epochFor := func(node int32) int16 {
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = 0, -1, 0
+		req.ReplicaID = -1 // a consumer's (kmsg defaults to the debugging id)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return onNode(t, cl, node, req).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	// kgo sends the highest version both sides know: a client capped at
+	// Kafka 2.1's versions sends Fetch v10.
+	old := newClient(t, b, kgo.MaxVersions(kversion.V2_1_0()))
+	fetch := func(node int32, version int16) int16 {
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxWaitMillis, req.MaxBytes, req.SessionEpoch = 0, 1<<20, -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = topic, topicID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.PartitionMaxBytes = 0, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		c := cl
+		if version < 11 {
+			c = old
+		}
+		resp, err := c.Broker(int(node)).Request(testCtx(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.GetVersion(); got < 11 != (version < 11) {
+			t.Fatalf("Fetch sent as v%d, wanted v%d", got, version)
+		}
+		return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	g1Node := b.Server.CoordinatorOf("group", "g1")
+	txNode := b.Server.CoordinatorOf("txn", "tx1")
+	endTxn := func(node int32) int16 {
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch = "tx1", 1, 0
+		return onNode(t, cl, node, req).(*kmsg.EndTxnResponse).ErrorCode
+	}
+	initPID := func(node int32) int16 {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr("tx1"), 60000
+		return onNode(t, cl, node, req).(*kmsg.InitProducerIDResponse).ErrorCode
+	}
+	describeGroups := func(node int32) map[string]int16 {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Groups = []string{"g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8", "g9"}
+		out := map[string]int16{}
+		for _, g := range onNode(t, cl, node, req).(*kmsg.DescribeGroupsResponse).Groups {
+			out[g.Group] = g.ErrorCode
+		}
+		return out
+	}
+	findTxn := func() int32 {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorType, req.CoordinatorKeys = 1, []string{"tx1"}
+		return onNode(t, cl, 3, req).(*kmsg.FindCoordinatorResponse).Coordinators[0].NodeID
+	}
+
+	for _, c := range []struct {
+		name      string
+		got, want int16
+	}{
+		{"ListOffsets on the leader", listOffsets(1), 0},
+		{"ListOffsets elsewhere", listOffsets(2), notLeader},
+		{"OffsetForLeaderEpoch on the leader", epochFor(1), 0},
+		{"OffsetForLeaderEpoch elsewhere", epochFor(2), notLeader},
+		{"Fetch v10 elsewhere", fetch(2, 10), notLeader},
+		{"Fetch v12 from a follower (KIP-392)", fetch(2, 12), 0},
+		{"InitProducerId on the coordinator", initPID(txNode), 0},
+		{"InitProducerId elsewhere", initPID(otherNode(txNode)), notCoord},
+		{"EndTxn elsewhere", endTxn(otherNode(txNode)), notCoord},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: error %d, want %d", c.name, c.got, c.want)
+		}
+	}
+	if got := findTxn(); got != txNode {
+		t.Errorf("FindCoordinator for tx1: node %d, want %d", got, txNode)
+	}
+	// Batched: the groups of node g1Node answered, the others refused.
+	kinds := map[bool]int{}
+	for g, code := range describeGroups(g1Node) {
+		kinds[b.Server.CoordinatorOf("group", g) == g1Node]++
+		if mine := b.Server.CoordinatorOf("group", g) == g1Node; mine && code == notCoord || !mine && code != notCoord {
+			t.Errorf("DescribeGroups on node %d: %s error %d", g1Node, g, code)
+		}
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Fatalf("DescribeGroups: groups here and elsewhere %v: the test needs both", kinds)
+	}
+
+	// ShareFetch: the partition answers NOT_LEADER_OR_FOLLOWER with its
+	// leader and the leader's endpoint.
+	sf := kmsg.NewPtrShareFetchRequest()
+	sf.GroupID, sf.MemberID = kmsg.StringPtr("sg"), kmsg.StringPtr("AAAAAAAAAAAAAAAAAAAAAA")
+	sf.ShareSessionEpoch, sf.MaxWaitMillis, sf.MaxBytes, sf.MaxRecords, sf.BatchSize = 0, 0, 1<<20, 100, 100
+	st := kmsg.NewShareFetchRequestTopic()
+	st.TopicID = topicID
+	sp := kmsg.NewShareFetchRequestTopicPartition()
+	sp.Partition = 0
+	st.Partitions = append(st.Partitions, sp)
+	sf.Topics = append(sf.Topics, st)
+	sresp := onNode(t, cl, 2, sf).(*kmsg.ShareFetchResponse)
+	if sresp.ErrorCode != 0 || len(sresp.Topics) != 1 || len(sresp.Topics[0].Partitions) != 1 {
+		t.Fatalf("ShareFetch on node 2: %+v", sresp)
+	}
+	spr := sresp.Topics[0].Partitions[0]
+	if spr.ErrorCode != notLeader || spr.CurrentLeader.LeaderID != 1 || len(sresp.NodeEndpoints) != 1 || sresp.NodeEndpoints[0].NodeID != 1 || sresp.NodeEndpoints[0].Port != md.Brokers[0].Port {
+		t.Fatalf("ShareFetch partition on node 2: %+v endpoints %+v", spr, sresp.NodeEndpoints)
 	}
 }
