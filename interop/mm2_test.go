@@ -36,11 +36,28 @@ func needMirrorMaker(t testing.TB) *Java {
 	t.Helper()
 	needJava(t) // fetches every jar set when the 4.4 one is missing
 	mirrorOnce.Do(func() {
-		mirrorJava, mirrorErr = NewJava(MirrorLib(CacheDir()), filepath.Join(workDir, "conf-mm2"), "")
+		cache := CacheDir()
+		// A cache filled before the MirrorMaker set was added to pom.xml
+		// has the 4.4 set only.
+		if !JarsComplete(MirrorLib(cache)) && os.Getenv("SHARQ_INTEROP_FETCH") != "0" {
+			script, err := filepath.Abs("fetch-jars.sh")
+			if err != nil {
+				mirrorErr = err
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			out, err := FetchJars(ctx, script, cache)
+			cancel()
+			if err != nil {
+				mirrorErr = fmt.Errorf("%w\n%s", err, out)
+				return
+			}
+		}
+		mirrorJava, mirrorErr = NewJava(MirrorLib(cache), filepath.Join(workDir, "conf-mm2"), "")
 	})
 	if mirrorErr != nil {
 		msg := fmt.Sprintf("interop: MirrorMaker %s unavailable: %v (run interop/fetch-jars.sh)", MirrorVersion, mirrorErr)
-		if inCI() || !errors.Is(mirrorErr, ErrNoJars) {
+		if inCI() || !(errors.Is(mirrorErr, ErrNoJars) || errors.Is(mirrorErr, ErrNoMvn)) {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
@@ -538,9 +555,10 @@ func testMM2SharqToKafka(t *testing.T, c *KafkaCluster) {
 	// offset syncs while 10 are in flight and keeps the rest sparsely, so
 	// an offset in the middle of a burst of records may not translate at
 	// all (runs of this test saw partition 1's offset 10 become 1, 9, or
-	// nothing); the group then starts there from auto.offset.reset
-	// (earliest). An offset at a partition's end or start always has its
-	// sync, and must arrive.
+	// nothing, and partition 2's offset 0 became 0 or nothing); the group
+	// then starts there from auto.offset.reset (earliest). An offset at a
+	// partition's end translates from the newest sync, which MirrorMaker
+	// always sends and keeps, and must arrive.
 	srcEnd := endOffsets(t, s.Bootstrap, plain)
 	var dstGroup map[int32]int64
 	waitFor(t, 2*time.Minute, "group "+group+"'s offsets on the cluster", func() error {
@@ -550,7 +568,7 @@ func testMM2SharqToKafka(t *testing.T, c *KafkaCluster) {
 			if ok && d > o {
 				t.Fatalf("group %s: partition %d translated to %d on the cluster, past %d on sharq: records lost", group, p, d, o)
 			}
-			if !ok && (o == 0 || o == srcEnd[p]) {
+			if !ok && o > 0 && o == srcEnd[p] {
 				return fmt.Errorf("cluster %v, sharq %v", dstGroup, srcGroup)
 			}
 		}
@@ -681,15 +699,20 @@ func sourcePositions(t testing.TB, bootstrap, topic string) map[int32][]int64 {
 func testShareOffsets(t *testing.T, s *Process, c *KafkaCluster, group string, start map[string]int64) {
 	bin := buildSharq(t)
 	out := filepath.Join(t.TempDir(), "share-target.csv")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "migrate", "share-offsets", "--source", s.Bootstrap, "--group", group,
-		"--target-alias", "kafka", "--out", out)
-	cmd.Env = sharqEnv(os.Environ())
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("sharq migrate share-offsets: %v\n%s", err, b)
-	}
+	// Exit 1 names a partition without an offset sync yet: MirrorMaker
+	// holds back syncs while 10 are in flight and sends them with its next
+	// offset commit.
+	waitFor(t, 2*time.Minute, "sharq migrate share-offsets", func() error {
+		cmd := exec.CommandContext(ctx, bin, "migrate", "share-offsets", "--source", s.Bootstrap, "--group", group,
+			"--target-alias", "kafka", "--out", out)
+		cmd.Env = sharqEnv(os.Environ())
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%v\n%s", err, b)
+		}
+		return nil
+	})
 	csv, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
