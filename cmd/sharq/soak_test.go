@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,6 +229,7 @@ func (s *soak) run(cycles int) {
 		s.start()
 		s.checkRestart(c)
 		if len(s.model.violations) > 0 {
+			cycles = c + 1
 			break
 		}
 		if (c+1)%50 == 0 {
@@ -437,7 +439,17 @@ func (s *soak) transform(ctx context.Context, c int) {
 // rejecting some; an acknowledgement counts once FlushAcks answered it.
 func (s *soak) share(ctx context.Context, c int) {
 	m := s.model
-	cl, err := soakClient(s.p.addr, kgo.ShareGroup("soak.sg"), kgo.ConsumeTopics("soak.shr"), kgo.FetchMaxWait(100*time.Millisecond))
+	// FlushAcks returns once every acknowledgement was sent and its
+	// callback run, failed or not: an acknowledgement counts as answered
+	// only if no callback reported an error meanwhile (the callback names
+	// partitions, not offsets).
+	var ackErrs atomic.Int64
+	cl, err := soakClient(s.p.addr, kgo.ShareGroup("soak.sg"), kgo.ConsumeTopics("soak.shr"), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.ShareAckCallback(func(_ *kgo.Client, rs kgo.ShareAckResults) {
+			if !rs.Ok() {
+				ackErrs.Add(1)
+			}
+		}))
 	if err != nil {
 		return
 	}
@@ -471,7 +483,8 @@ func (s *soak) share(ctx context.Context, c int) {
 		if len(acc)+len(rej) == 0 {
 			continue
 		}
-		if err := cl.FlushAcks(ctx); err != nil {
+		before := ackErrs.Load()
+		if err := cl.FlushAcks(ctx); err != nil || ackErrs.Load() != before {
 			return
 		}
 		m.mu.Lock()
