@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,7 +53,8 @@ import (
 //
 // In the normal suite it runs soakDefaultCycles cycles per mode; with the
 // build tag sharqsoak the default is 1,000 (soak_long_test.go), and
-// SHARQ_SOAK_CYCLES overrides both:
+// SHARQ_SOAK_CYCLES overrides both (SHARQ_SOAK_DEADLINE=40m stops cycling
+// after that long, still with the final check):
 //
 //	nice -n 10 go test -tags sharqsoak ./cmd/sharq -run TestMixedKill9Soak -v -timeout 4h
 //
@@ -139,6 +142,9 @@ type soakModel struct {
 	// LSO samples of soak.out: when, and the high watermark then.
 	lsoSamples []lsoSample
 	violations []string
+	// stuckClients counts, per worker, cycles whose client did not return
+	// within 20 s of the kill (a client-side hang against a dead broker).
+	stuckClients map[string]int
 }
 
 type lsoSample struct {
@@ -152,6 +158,7 @@ func newSoakModel() *soakModel {
 		accepted: map[pk]bool{}, rejected: map[pk]bool{}, released: map[pk]bool{},
 		cgCommitted: map[int32]int64{}, ctpSeen: map[int32]int64{},
 		cmpAcked: map[string]int{}, cmpProduced: map[string][]int{}, schemas: map[string]schemaReg{},
+		stuckClients: map[string]int{},
 	}
 }
 
@@ -209,11 +216,20 @@ func (s *soak) run(cycles int) {
 	s.start()
 	s.setup()
 	began := time.Now()
+	// SHARQ_SOAK_DEADLINE (a duration) ends the cycling early, still with
+	// the final check, so a long run always reports its figures.
+	deadline, _ := time.ParseDuration(os.Getenv("SHARQ_SOAK_DEADLINE"))
 	for c := range cycles {
+		if deadline > 0 && time.Since(began) > deadline {
+			soakf(t, "mode=%s SHARQ_SOAK_DEADLINE %v reached after %d cycles", s.mode, deadline, c)
+			cycles = c
+			break
+		}
 		s.cycle(c) // ends with the kill
 		s.start()
 		s.checkRestart(c)
 		if len(s.model.violations) > 0 {
+			cycles = c + 1
 			break
 		}
 		if (c+1)%50 == 0 {
@@ -266,15 +282,54 @@ func (s *soak) cycle(c int) {
 	m.cycleAcked, m.cycleSchemas = nil, nil
 	m.mu.Unlock()
 	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, w := range []func(context.Context, int){s.produce, s.transform, s.share, s.consume, s.register} {
-		wg.Add(1)
-		go func() { defer wg.Done(); w(ctx, c) }()
+	workers := map[string]func(context.Context, int){"producer": s.produce, "transactions": s.transform, "share": s.share, "consumer group": s.consume, "schemas": s.register}
+	done := make(chan string, len(workers))
+	for name, w := range workers {
+		go func() { w(ctx, c); done <- name }()
 	}
 	time.Sleep(time.Duration(400+rand.IntN(1200)) * time.Millisecond) // the kill lands wherever the workload is
 	s.kill()
 	stop()
-	wg.Wait()
+	// The broker is gone, so a worker still blocked after this long is
+	// stuck in its client library against a dead address, not waiting on
+	// sharq: it is counted, its stack logged once, and left behind (it
+	// holds nothing the next cycle uses).
+	left := map[string]bool{}
+	for name := range workers {
+		left[name] = true
+	}
+	timeout := time.After(20 * time.Second)
+	for len(left) > 0 {
+		select {
+		case name := <-done:
+			delete(left, name)
+		case <-timeout:
+			for name := range left {
+				s.model.mu.Lock()
+				s.model.stuckClients[name]++
+				first := s.model.stuckClients[name] == 1
+				s.model.mu.Unlock()
+				if first {
+					buf := make([]byte, 1<<20)
+					buf = buf[:runtime.Stack(buf, true)]
+					s.t.Logf("cycle %d: the %s worker is stuck 20 s after the kill; goroutines:\n%s", c, name, stuckStacks(buf))
+				}
+			}
+			return
+		}
+	}
+}
+
+// stuckStacks keeps the goroutines of a stack dump that are inside
+// franz-go, where a stuck worker waits.
+func stuckStacks(dump []byte) string {
+	var out []string
+	for _, g := range strings.Split(string(dump), "\n\n") {
+		if strings.Contains(g, "soak_test.go") && strings.Contains(g, "franz-go") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 func soakClient(addr string, opts ...kgo.Opt) (*kgo.Client, error) {
@@ -384,7 +439,17 @@ func (s *soak) transform(ctx context.Context, c int) {
 // rejecting some; an acknowledgement counts once FlushAcks answered it.
 func (s *soak) share(ctx context.Context, c int) {
 	m := s.model
-	cl, err := soakClient(s.p.addr, kgo.ShareGroup("soak.sg"), kgo.ConsumeTopics("soak.shr"), kgo.FetchMaxWait(100*time.Millisecond))
+	// FlushAcks returns once every acknowledgement was sent and its
+	// callback run, failed or not: an acknowledgement counts as answered
+	// only if no callback reported an error meanwhile (the callback names
+	// partitions, not offsets).
+	var ackErrs atomic.Int64
+	cl, err := soakClient(s.p.addr, kgo.ShareGroup("soak.sg"), kgo.ConsumeTopics("soak.shr"), kgo.FetchMaxWait(100*time.Millisecond),
+		kgo.ShareAckCallback(func(_ *kgo.Client, rs kgo.ShareAckResults) {
+			if !rs.Ok() {
+				ackErrs.Add(1)
+			}
+		}))
 	if err != nil {
 		return
 	}
@@ -418,7 +483,8 @@ func (s *soak) share(ctx context.Context, c int) {
 		if len(acc)+len(rej) == 0 {
 			continue
 		}
-		if err := cl.FlushAcks(ctx); err != nil {
+		before := ackErrs.Load()
+		if err := cl.FlushAcks(ctx); err != nil || ackErrs.Load() != before {
 			return
 		}
 		m.mu.Lock()
@@ -901,6 +967,7 @@ func (s *soak) final(cycles int, took time.Duration) {
 	soakf(t, "mode=%s transactions committed=%d aborted=%d unknown=%d partly_visible=%d aborted_visible=%d committed_missing=%d source_twice=%d", s.mode, len(m.committed), len(m.aborted), len(m.unknown), torn, abortedSeen, missingTxn, twice)
 	soakf(t, "mode=%s share deliveries=%d accepted=%d rejected=%d released=%d redelivered_after_ack=%d dlq_missing=%d dlq_extra_copies=%d dlq_rejects_unanswered=%d dlq_delivery_limit=%d", s.mode, m.shareDeliveries, len(m.accepted), len(m.rejected), len(m.released), countRedelivered(m.violations), dlqMissing, dlqCopies, dlqUnconfirmed, dlqOther)
 	soakf(t, "mode=%s compacted keys=%d produced=%d records_after_cleaning=%d wrong_latest=%d; schemas=%d; consumer_group_partitions=%d", s.mode, len(m.cmpAcked), cmpProduced, cmpRecords, cmpWrong, len(m.schemas), len(m.cgCommitted))
+	soakf(t, "mode=%s clients stuck after a kill (left behind): %v", s.mode, m.stuckClients)
 	soakf(t, "mode=%s restart_to_ready_ms p50=%.1f p90=%.1f p99=%.1f max=%.1f (n=%d)", s.mode, p50, p90, p99, pmax, len(s.readyMs))
 	for _, v := range m.violations {
 		t.Errorf("%s", v)
