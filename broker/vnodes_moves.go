@@ -192,6 +192,26 @@ func (s *Server) MoveLeader(ctx context.Context, topic string, partition, node i
 	return moved, err
 }
 
+// placementChanged follows an election or a reassignment on virtual
+// brokers: a stopped node they put back in an ISR (or made leader) is
+// fenced again, and the share groups of every partition whose leader
+// changed since before lose their acquisitions, as on any leader move.
+func (s *Server) placementChanged(before *raftmeta.Image) {
+	s.fenceStopped()
+	after := s.meta.Image()
+	for name, t := range after.Topics {
+		old := before.Topics[name]
+		if old == nil || old.ID != t.ID {
+			continue
+		}
+		for i, p := range t.Partitions {
+			if i < len(old.Partitions) && old.Partitions[i].Leader != p.Leader {
+				s.shareLeaderChanged(name, int32(i))
+			}
+		}
+	}
+}
+
 // shareLeaderChanged tells the share groups reading a partition that its
 // leader changed: their acquisitions in flight are lost, as on Kafka
 // (share.Manager.LeaderChanged).
