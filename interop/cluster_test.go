@@ -9,8 +9,9 @@ import (
 )
 
 // The 3-node Kafka 4.4 cluster is started once per test binary by the first
-// test that asks for it (sharedCluster) and stopped by TestMain after the
-// last test, so the MirrorMaker tests pay its start-up once.
+// test that asks for it (sharedCluster) and stopped by the last test that
+// uses it (TestMirrorMaker2), else by TestMain, so the MirrorMaker tests
+// pay its start-up once. A test asking for it after it was stopped fails.
 var (
 	clusterMu   sync.Mutex
 	clusterOnce bool
@@ -38,6 +39,9 @@ func sharedCluster(t testing.TB) *KafkaCluster {
 	}
 	if clusterErr != nil {
 		t.Fatalf("start 3-node Kafka cluster: %v", clusterErr)
+	}
+	if cluster == nil {
+		t.Fatal("the shared Kafka cluster was stopped by an earlier test; start a new one or move this test before it")
 	}
 	for _, p := range cluster.Nodes {
 		select {

@@ -85,7 +85,8 @@ type Scratch struct {
 	batches []AckBatch
 	keys    []TopicPartition
 	added   []TopicPartition
-	fetch   []int // indexes into res.Partitions of the session's partitions
+	sess    *session // the request's share session (sessionStep)
+	fetch   []int    // indexes into res.Partitions of the session's partitions
 	buf     []byte
 	ar      AcquireResult
 	src     RawBatches

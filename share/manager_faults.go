@@ -104,6 +104,9 @@ func (m *Manager) EvictSession(group, member string) bool {
 	m.mu.Lock()
 	sess := m.sessions[skey]
 	delete(m.sessions, skey)
+	if sess != nil {
+		sess.evicted.Store(true)
+	}
 	m.mu.Unlock()
 	if sess == nil {
 		return false

@@ -288,13 +288,18 @@ func (m *Manager) fetchLoop(ctx context.Context, req *FetchRequest, st *Settings
 				r.p.addWaiter(sc.wake)
 			}
 		}
+		if sc.sess != nil && sc.sess.evicted.Load() {
+			return // its session was evicted: the member holds nothing now
+		}
 		if m.acquireAll(req, st, sc, shift) {
 			return
 		}
 		select {
 		case <-sc.wake:
 		case <-timeout:
-			m.acquireAll(req, st, sc, shift)
+			if sc.sess == nil || !sc.sess.evicted.Load() {
+				m.acquireAll(req, st, sc, shift)
+			}
 			return
 		case <-ctx.Done():
 			return

@@ -527,7 +527,7 @@ func eachRecord(p []byte, count int32, fn func(delta int32, key, value []byte) e
 	return nil
 }
 
-// describeShareStartOffsets asks group's share coordinator for its start
+// describeShareStartOffsets asks group's coordinator for its start
 // offsets on every topic it has state for.
 func describeShareStartOffsets(ctx context.Context, bootstrap, group string) (map[topicPartition]int64, error) {
 	k, err := dialKafka(ctx, bootstrap)
@@ -536,7 +536,9 @@ func describeShareStartOffsets(ctx context.Context, bootstrap, group string) (ma
 	}
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version = 6
-	fc.CoordinatorType = 2 // share
+	// A share group lives on the group coordinator (type 0); type 2 is
+	// the share-state coordinator, keyed by group:topicId:partition.
+	fc.CoordinatorType = 0
 	fc.CoordinatorKeys = []string{group}
 	r, err := k.do(fc)
 	k.Close()

@@ -103,7 +103,7 @@ func (rd *Reader) Next(r *Record) bool {
 func (rd *Reader) Err() error { return rd.err }
 
 // ParseRecord decodes the body of record i (the bytes after its length)
-// into r, leaving r.Raw to the caller (Reader sets it; here it is rec).
+// into r; r.Raw is rec, without the length (Reader's Raw has it).
 // Everything must end exactly at the record's end; a negative key or value
 // length is null; a header key may not be. Errors wrap ErrInvalidRecord
 // and name the record and the field.

@@ -1,0 +1,162 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sharq/broker/brokertest"
+	"sharq/config"
+	"sharq/share"
+)
+
+// TestFaultShareConsumer: franz-go share consumers through a forced lock
+// expiry (the record goes to the other member with delivery count 2), an
+// evicted share session (the member gets SHARE_SESSION_NOT_FOUND, opens a
+// new session and goes on; what it held is delivered again), a failed
+// acknowledgement and a forced redelivery (counted one more).
+func TestFaultShareConsumer(t *testing.T) {
+	t.Parallel()
+	// A 5 s lock: the forced expiry is seen to act while the lock still
+	// runs (expire-locks answers that it released the record); a record a
+	// paused kgo consumer acquires and drops comes back after it.
+	b := ruleBroker(t, brokertest.WithConfig(func(c *config.Config) {
+		c.MetricsListener = "127.0.0.1:0"
+		c.GroupShareMinRecordLockDurationMs, c.GroupShareRecordLockDurationMs = 1000, 5000
+	}))
+	const topic, group = "sq", "sg"
+	adm := newAdmin(t, b)
+	mustCreateTopic(t, adm, topic, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	shareOpts := []kgo.Opt{kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100 * time.Millisecond)}
+	holder := newClient(t, b, append(shareOpts, kgo.ClientID("holder"))...)
+	producer := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	warmUp(t, ctx, producer, holder)
+
+	// The holder takes "held" and stops fetching without acknowledging it.
+	produceSync(t, producer, &kgo.Record{Value: []byte("held")})
+	var heldOffset int64
+	shareConsume(t, ctx, holder, func(r *kgo.Record) bool {
+		if string(r.Value) == "held" {
+			heldOffset = r.Offset
+			holder.PauseFetchTopics(topic)
+			return true
+		}
+		holder.MarkAcks(kgo.AckAccept, r)
+		return false
+	})
+	if err := holder.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Records int64 }
+	control(t, b, "POST", "share/groups/"+group+"/expire-locks", fmt.Sprintf(`{"topic":%q,"partition":0,"offsets":[%d]}`, topic, heldOffset), 200, &res)
+	if res.Records != 1 {
+		t.Fatalf("expire-locks released %d records, want 1", res.Records)
+	}
+	other := newClient(t, b, append(shareOpts, kgo.ClientID("other"))...)
+	shareConsume(t, ctx, other, func(r *kgo.Record) bool {
+		if string(r.Value) != "held" {
+			other.MarkAcks(kgo.AckAccept, r)
+			return false
+		}
+		if r.DeliveryCount() != 2 {
+			t.Errorf("redelivered with count %d, want 2", r.DeliveryCount())
+		}
+		other.MarkAcks(kgo.AckAccept, r)
+		return true
+	})
+	if err := other.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The holder's session is evicted while it holds "evicted"; it reopens
+	// a session, gets "evicted" again and then newer records.
+	other.PauseFetchTopics(topic)
+	holder.ResumeFetchTopics(topic)
+	produceSync(t, producer, &kgo.Record{Value: []byte("evicted")})
+	shareConsume(t, ctx, holder, func(r *kgo.Record) bool {
+		if string(r.Value) == "evicted" {
+			holder.PauseFetchTopics(topic)
+			return true
+		}
+		holder.MarkAcks(kgo.AckAccept, r)
+		return false
+	})
+	if err := holder.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dg, err := adm.DescribeShareGroups(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var holderID string
+	for _, m := range dg[group].Members {
+		if m.ClientID == "holder" {
+			holderID = m.MemberID
+		}
+	}
+	if holderID == "" {
+		t.Fatalf("no member with client id holder in %+v", dg[group].Members)
+	}
+	control(t, b, "POST", "share/groups/"+group+"/members/"+holderID+"/evict", "", 204, nil)
+	control(t, b, "POST", "share/groups/"+group+"/members/"+holderID+"/evict", "", 404, nil)
+	holder.ResumeFetchTopics(topic)
+	produceSync(t, producer, &kgo.Record{Value: []byte("after")})
+	got := map[string]int32{}
+	shareConsume(t, ctx, holder, func(r *kgo.Record) bool {
+		got[string(r.Value)] = r.DeliveryCount()
+		holder.MarkAcks(kgo.AckAccept, r)
+		return got["evicted"] > 0 && got["after"] > 0
+	})
+	if got["evicted"] < 2 {
+		t.Errorf("the record held at eviction came back with delivery count %d, want at least 2", got["evicted"])
+	}
+	if err := holder.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The next acknowledgement of the partition fails: the record stays
+	// acquired, so forcing a redelivery hands it out once more.
+	control(t, b, "POST", "share/groups/"+group+"/fail-ack", fmt.Sprintf(`{"topic":%q,"partition":0}`, topic), 204, nil)
+	produceSync(t, producer, &kgo.Record{Value: []byte("nack")})
+	var nackCount int32
+	shareConsume(t, ctx, holder, func(r *kgo.Record) bool {
+		if string(r.Value) != "nack" {
+			holder.MarkAcks(kgo.AckAccept, r)
+			return false
+		}
+		nackCount = r.DeliveryCount()
+		holder.MarkAcks(kgo.AckAccept, r)
+		return true
+	})
+	// kgo does not surface a refused ack from FlushAcks; the broker's
+	// count below and the redelivery show it was refused.
+	holder.FlushAcks(ctx)
+	holder.PauseFetchTopics(topic)
+	control(t, b, "POST", "share/groups/"+group+"/redeliver", fmt.Sprintf(`{"topic":%q,"partition":0}`, topic), 200, &res)
+	if res.Records != 1 {
+		t.Fatalf("redeliver released %d records after the failed ack, want 1", res.Records)
+	}
+	holder.ResumeFetchTopics(topic)
+	shareConsume(t, ctx, holder, func(r *kgo.Record) bool {
+		if string(r.Value) != "nack" {
+			holder.MarkAcks(kgo.AckAccept, r)
+			return false
+		}
+		if r.DeliveryCount() != nackCount+1 {
+			t.Errorf("nack redelivered with count %d, want %d", r.DeliveryCount(), nackCount+1)
+		}
+		holder.MarkAcks(kgo.AckAccept, r)
+		return true
+	})
+
+	var fc share.FaultCounts
+	control(t, b, "GET", "share/faults", "", 200, &fc)
+	if fc.LocksExpired != 1 || fc.SessionsEvicted != 1 || fc.AcksFailed != 1 || fc.Redelivered != 1 {
+		t.Errorf("share faults %+v", fc)
+	}
+}
