@@ -122,6 +122,7 @@ func (m *metrics) page() []byte {
 	collectGroups(m.s, e)
 	collectClientMetrics(m.s, e)
 	collectFaults(m.s, e)
+	collectVirtualNodes(m.s, e)
 	collectRuntime(e)
 	return e.bytes()
 }

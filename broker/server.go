@@ -72,6 +72,7 @@ type Server struct {
 	vmu     sync.Mutex // vnodes' up and listeners
 	vstop   chan struct{}
 	vstopMu sync.Once
+	vmoves  [numMoveKinds]atomic.Int64 // moves and outages done, by moveKind
 
 	partsMu sync.RWMutex
 	// internalMu serialises the creation of internal topics;

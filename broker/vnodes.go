@@ -7,8 +7,8 @@ package broker
 // replica and, while up, in sync); the coordinators of a group, a
 // transactional id and a share group are the leaders of the key's
 // partition of __consumer_offsets / __transaction_state, as on Kafka. A
-// request answers for real only on the node that Kafka would have answer
-// it; elsewhere it gets Kafka's NOT_LEADER_OR_FOLLOWER / NOT_COORDINATOR.
+// request is answered for real only on the node Kafka would answer it on;
+// elsewhere it gets Kafka's NOT_LEADER_OR_FOLLOWER / NOT_COORDINATOR.
 //
 // With N = 1 nothing here is consulted on a request path: every check is
 // behind Server.virtual.
@@ -267,9 +267,8 @@ func javaHashPartition(key string, n int32) int32 {
 	return (h & 0x7fffffff) % n
 }
 
-// leaderEndpoints are the KIP-951 node endpoints of the leaders named in
-// a response's NOT_LEADER_OR_FOLLOWER answers, by the listener the client
-// used.
+// leaderEndpoint is the KIP-951 endpoint of a leader named in a
+// NOT_LEADER_OR_FOLLOWER answer, on the listener the client used.
 func (r *request) leaderEndpoint(id int32) (host string, port int32, rack *string, ok bool) {
 	img := r.s.meta.Image()
 	b, registered := img.Brokers[id]

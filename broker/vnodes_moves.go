@@ -117,6 +117,7 @@ func (s *Server) StopNode(ctx context.Context, id int32) ([]raftmeta.LeaderChang
 	for _, m := range moved {
 		s.shareLeaderChanged(m.Topic, m.Partition)
 	}
+	s.vmoves[moveNodeStop].Add(1)
 	s.logger.Info("virtual broker stopped", "stopped_node", id, "leaders_moved", len(moved))
 	return moved, nil
 }
@@ -162,6 +163,7 @@ func (s *Server) StartNode(ctx context.Context, id int32) error {
 	}
 	v.listeners = lns
 	s.acceptVirtual(v)
+	s.vmoves[moveNodeStart].Add(1)
 	s.logger.Info("virtual broker started", "started_node", id)
 	return nil
 }
@@ -186,10 +188,31 @@ func (s *Server) MoveLeader(ctx context.Context, topic string, partition, node i
 		return false, &NodeError{Code: pe.Code, NotFound: pe.Code == errUnknownTopicOrPartition, Msg: pe.Msg}
 	}
 	if moved {
+		s.vmoves[moveLeader].Add(1)
 		s.shareLeaderChanged(topic, partition)
 		s.logger.Info("leader moved", "topic", topic, "partition", partition, "leader", node)
 	}
 	return moved, err
+}
+
+// placementChanged follows an election or a reassignment on virtual
+// brokers: a stopped node they put back in an ISR (or made leader) is
+// fenced again, and the share groups of every partition whose leader
+// changed since before lose their acquisitions, as on any leader move.
+func (s *Server) placementChanged(before *raftmeta.Image) {
+	s.fenceStopped()
+	after := s.meta.Image()
+	for name, t := range after.Topics {
+		old := before.Topics[name]
+		if old == nil || old.ID != t.ID {
+			continue
+		}
+		for i, p := range t.Partitions {
+			if i < len(old.Partitions) && old.Partitions[i].Leader != p.Leader {
+				s.shareLeaderChanged(name, int32(i))
+			}
+		}
+	}
 }
 
 // shareLeaderChanged tells the share groups reading a partition that its
@@ -252,6 +275,9 @@ func (s *Server) MoveCoordinator(ctx context.Context, kind CoordinatorKind, key 
 	if err != nil {
 		return CoordinatorMove{}, err
 	}
+	if moved {
+		s.vmoves[moveCoordinator].Add(1)
+	}
 	return CoordinatorMove{Topic: string(topic), Partition: p, Node: node, Moved: moved}, nil
 }
 
@@ -272,4 +298,41 @@ func (s *Server) NodeIDs() []int32 {
 		ids[i] = v.id
 	}
 	return slices.Clip(ids)
+}
+
+// moveKind names a counted move or outage (sharq_virtual_broker_moves_total).
+type moveKind int
+
+const (
+	moveNodeStop moveKind = iota
+	moveNodeStart
+	moveLeader // coordinator moves are leader moves too, counted in both
+	moveCoordinator
+	numMoveKinds
+)
+
+var moveKindNames = [numMoveKinds]string{"node_stop", "node_start", "leader", "coordinator"}
+
+var (
+	descVirtualUp = newDesc("sharq_virtual_broker_up",
+		"Whether each node id of sharq.virtual.brokers accepts connections (1) or is stopped (0).", kindGauge, "node")
+	descVirtualMoves = newDesc("sharq_virtual_broker_moves_total",
+		"Virtual brokers' moves and outages done through the control API or the Go API, by kind: node_stop, node_start, leader (every leader move, a coordinator's included), coordinator.", kindCounter, "kind")
+)
+
+// collectVirtualNodes exposes the virtual nodes (none with one node).
+func collectVirtualNodes(s *Server, e *expo) {
+	if !s.virtual {
+		return
+	}
+	for _, v := range s.vnodes {
+		up := 0.0
+		if v.up.Load() {
+			up = 1
+		}
+		e.add(descVirtualUp, up, strconv.Itoa(int(v.id)))
+	}
+	for k := range numMoveKinds {
+		e.add(descVirtualMoves, float64(s.vmoves[k].Load()), moveKindNames[k])
+	}
 }

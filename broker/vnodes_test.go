@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -439,5 +440,52 @@ func TestVirtualWrongNodeAnswers(t *testing.T) {
 	spr := sresp.Topics[0].Partitions[0]
 	if spr.ErrorCode != notLeader || spr.CurrentLeader.LeaderID != 1 || len(sresp.NodeEndpoints) != 1 || sresp.NodeEndpoints[0].NodeID != 1 || sresp.NodeEndpoints[0].Port != md.Brokers[0].Port {
 		t.Fatalf("ShareFetch partition on node 2: %+v endpoints %+v", spr, sresp.NodeEndpoints)
+	}
+}
+
+// TestVirtualElectionsAndReassignments: after a node comes back a
+// preferred election (kafka-leader-election.sh's) gives it its partitions
+// back, and a reassignment never leaves a stopped node in an ISR.
+func TestVirtualElectionsAndReassignments(t *testing.T) {
+	t.Parallel()
+	b := newVirtual(t, 3)
+	adm := newAdmin(t, b)
+	const topic = "elect"
+	mustCreateTopic(t, adm, topic, 3, nil)
+	ctx := testCtx(t)
+	if _, err := b.Server.StopNode(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Server.StartNode(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b)
+	if p := metadata(t, cl, topic).Topics[0].Partitions[1]; p.Leader != 3 {
+		t.Fatalf("partition 1 after node 2 came back: leader %d, want 3 until an election", p.Leader)
+	}
+	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {1: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[topic][1]; r.Err != nil {
+		t.Fatalf("preferred election: %v", r.Err)
+	}
+	if p := metadata(t, cl, topic).Topics[0].Partitions[1]; p.Leader != 2 || p.LeaderEpoch != 2 {
+		t.Fatalf("partition 1 after the election: leader %d epoch %d, want 2 at epoch 2", p.Leader, p.LeaderEpoch)
+	}
+
+	if _, err := b.Server.StopNode(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	ar, err := adm.AlterPartitionAssignments(ctx, kadm.AlterPartitionAssignmentsReq{topic: {0: {3, 1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ar[topic][0]; r.Err != nil {
+		t.Fatalf("reassign: %v", r.Err)
+	}
+	p := metadata(t, cl, topic).Topics[0].Partitions[0]
+	if fmt.Sprint(p.Replicas) != "[3 1 2]" || p.Leader == 3 || len(p.ISR) != 2 {
+		t.Fatalf("partition 0 reassigned with node 3 stopped: leader %d replicas %v isr %v", p.Leader, p.Replicas, p.ISR)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +87,21 @@ func TestCtlNodes(t *testing.T) {
 	if l := leaders(); l[1] != 3 {
 		t.Fatalf("leaders after stopping node 2: %v", l)
 	}
+	metrics := func(want ...string) {
+		t.Helper()
+		resp, err := http.Get("http://" + b.Server.AdminAddr() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, w := range want {
+			if !strings.Contains(string(body), "\n"+w+"\n") {
+				t.Errorf("/metrics lacks %q", w)
+			}
+		}
+	}
+	metrics(`sharq_virtual_broker_up{node="2"} 0`, `sharq_virtual_broker_up{node="3"} 1`, `sharq_virtual_broker_moves_total{kind="node_stop"} 1`)
 	var nodes []struct {
 		NodeID int32 `json:"node_id"`
 		Up     bool  `json:"up"`
@@ -108,6 +125,8 @@ func TestCtlNodes(t *testing.T) {
 	if got := b.Server.CoordinatorOf("group", "g1"); got != 3 {
 		t.Fatalf("g1's coordinator is %d", got)
 	}
+	metrics(`sharq_virtual_broker_up{node="2"} 1`, `sharq_virtual_broker_moves_total{kind="node_start"} 1`,
+		`sharq_virtual_broker_moves_total{kind="leader"} 2`, `sharq_virtual_broker_moves_total{kind="coordinator"} 1`)
 	ctl(1, "node", "stop", "9")
 	ctl(1, "leader", "move", "nope", "0", "1")
 	ctl(2, "leader", "move", "t", "x", "1")
