@@ -198,3 +198,43 @@ func TestFaultShareDLQWriteFails(t *testing.T) {
 		t.Errorf("sharq_share_faults_injected_total{fault=dlq_writes_failed} = %v (found %v), want 1", got, ok)
 	}
 }
+
+// TestFaultShareFetchPartitionError: a rule fails the share-partition in
+// ShareFetch (a custom-decoded request) twice with NOT_LEADER_OR_FOLLOWER;
+// the share consumer refreshes its metadata and reads every record.
+func TestFaultShareFetchPartitionError(t *testing.T) {
+	t.Parallel()
+	b := ruleBroker(t)
+	const topic, group = "sfe", "sfe-g"
+	mustCreateTopic(t, newAdmin(t, b), topic, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond), kgo.MetadataMinAge(10*time.Millisecond))
+	producer := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	warmUp(t, ctx, producer, cl)
+	r := addRule(t, b, fmt.Sprintf(`{"api":"ShareFetch","topic":%q,"partition":0,"error":"NOT_LEADER_OR_FOLLOWER","count":2}`, topic))
+	for i := 0; i < 5; i++ {
+		produceSync(t, producer, &kgo.Record{Value: []byte(fmt.Sprint("r", i))})
+	}
+	seen := map[string]bool{}
+	shareConsume(t, ctx, cl, func(rec *kgo.Record) bool {
+		seen[string(rec.Value)] = true
+		cl.MarkAcks(kgo.AckAccept, rec)
+		return len(seen) == 5+boolInt(seen["warm"])
+	})
+	for i := 0; i < 5; i++ {
+		if !seen[fmt.Sprint("r", i)] {
+			t.Errorf("r%d not delivered", i)
+		}
+	}
+	if st := ruleStatus(t, b, r.ID); st.Hits != 2 {
+		t.Errorf("rule %+v", st)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
