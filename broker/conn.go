@@ -51,6 +51,13 @@ type conn struct {
 	listener int // index into Server.listeners
 	logger   *slog.Logger
 
+	// node is the node id whose listener accepted the connection: with
+	// sharq.virtual.brokers > 1 it decides what this connection is the
+	// leader or coordinator of (vnodes.go); otherwise node.id.
+	node int32
+	// shareLeads is share.FetchRequest.NotLeader for node (vnodes.go).
+	shareLeads func(topicID [16]byte, partition int32) bool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -107,6 +114,7 @@ func (s *Server) newConn(nc net.Conn, listener int) *conn {
 		s:        s,
 		nc:       nc,
 		listener: listener,
+		node:     s.cfg.NodeID,
 		logger:   s.logger.With("remote", nc.RemoteAddr().String()),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -500,7 +508,7 @@ func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int
 	if c.s.faults.On() { // fault rules (faults.go): one atomic load while there are none
 		resp, err = c.handleFaulted(r, api, req)
 	} else {
-		resp, err = api.handle(r, req)
+		resp, err = c.answer(r, api, req)
 	}
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
@@ -518,6 +526,15 @@ func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int
 	}
 	c.mute(throttle)
 	return c.auth.closeAfter // a failed authentication is answered, then closed
+}
+
+// answer answers a request for real: through the virtual brokers' routing
+// (vnodes_route.go) when there are several nodes, else the handler itself.
+func (c *conn) answer(r *request, api *apiEntry, req kmsg.Request) (kmsg.Response, error) {
+	if c.s.virtual {
+		return c.s.handleVirtual(r, api, req)
+	}
+	return api.handle(r, req)
 }
 
 // mute holds the connection's next request for d, as Kafka mutes a

@@ -49,7 +49,7 @@ func (c *conn) handleFaulted(r *request, api *apiEntry, req kmsg.Request) (kmsg.
 	describeRequest(req, img, &fr)
 	rule, ok := c.s.faults.Match(&fr)
 	if !ok {
-		return api.handle(r, req)
+		return c.answer(r, api, req)
 	}
 	attrs := []any{"rule", rule.ID, "effect", rule.Effect(), "api", kmsg.NameForKey(r.key), "version", r.version,
 		"client_id", r.clientID, "correlation_id", r.correlationID}
@@ -81,7 +81,7 @@ func (c *conn) handleFaulted(r *request, api *apiEntry, req kmsg.Request) (kmsg.
 	if rule.Error != nil && !rule.After {
 		resp, err = c.failBefore(r, api, req, &rule, fr.Entities, img)
 	} else {
-		if resp, err = api.handle(r, req); err != nil {
+		if resp, err = c.answer(r, api, req); err != nil {
 			return nil, err
 		}
 		if rule.Close {
@@ -139,7 +139,7 @@ func (c *conn) failBefore(r *request, api *apiEntry, req kmsg.Request, rule *fau
 		}
 	}
 	if len(failed) == 0 {
-		return api.handle(r, req)
+		return c.answer(r, api, req)
 	}
 	var resp kmsg.Response
 	if len(failed) == len(entities) {
@@ -147,7 +147,7 @@ func (c *conn) failBefore(r *request, api *apiEntry, req kmsg.Request, rule *fau
 	} else {
 		restore := trimRequest(req, rule, img)
 		var err error
-		resp, err = api.handle(r, req)
+		resp, err = c.answer(r, api, req)
 		restore()
 		if err != nil || resp == nil {
 			return resp, err

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -95,28 +94,6 @@ func checkExactlyOnce(t *testing.T, b *brokertest.Broker, topic string, partitio
 	}
 }
 
-// produceValues produces values 0..n-1 with an idempotent producer,
-// several in flight.
-func produceValues(t *testing.T, cl *kgo.Client, topic string, n int) {
-	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		cl.Produce(testCtx(t), &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(i))}, func(_ *kgo.Record, err error) {
-			defer wg.Done()
-			if err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("produce: %v", err)
-	}
-}
-
 // TestFaultProduceNotLeaderRecovers: the issue's example rule. An
 // idempotent producer retries NOT_LEADER_OR_FOLLOWER after a metadata
 // refresh; all records land once.
@@ -128,7 +105,7 @@ func TestFaultProduceNotLeaderRecovers(t *testing.T) {
 	// A leader error makes kgo refresh metadata, no sooner than its min
 	// age (5s by default) after the last refresh.
 	cl := newClient(t, b, kgo.ProducerLinger(time.Millisecond), kgo.MetadataMinAge(10*time.Millisecond))
-	produceValues(t, cl, "nl", 200)
+	produceValues(t, cl, "nl", 0, 200)
 	if st := ruleStatus(t, b, r.ID); st.Hits != 3 || !st.Done {
 		t.Fatalf("rule after produce: %+v", st)
 	}
@@ -156,7 +133,7 @@ func TestFaultProduceTimedOutAfterAppend(t *testing.T) {
 	mustCreateTopic(t, newAdmin(t, b), "rto", 2, nil)
 	r := addRule(t, b, `{"api":"Produce","error":"REQUEST_TIMED_OUT","after":true,"count":4}`)
 	cl := newClient(t, b, kgo.ProducerLinger(time.Millisecond))
-	produceValues(t, cl, "rto", 300)
+	produceValues(t, cl, "rto", 0, 300)
 	if st := ruleStatus(t, b, r.ID); st.Hits != 4 {
 		t.Fatalf("rule after produce: %+v", st)
 	}
@@ -171,7 +148,7 @@ func TestFaultProduceCloseAfterAppend(t *testing.T) {
 	mustCreateTopic(t, newAdmin(t, b), "cla", 1, nil)
 	r := addRule(t, b, `{"api":"Produce","close":true,"after":true,"count":2}`)
 	cl := newClient(t, b, kgo.ProducerLinger(time.Millisecond), kgo.MetadataMinAge(10*time.Millisecond))
-	produceValues(t, cl, "cla", 100)
+	produceValues(t, cl, "cla", 0, 100)
 	if st := ruleStatus(t, b, r.ID); st.Hits != 2 {
 		t.Fatalf("rule after produce: %+v", st)
 	}
@@ -237,7 +214,7 @@ func TestFaultConsumerThroughClosedConnection(t *testing.T) {
 	t.Parallel()
 	b := ruleBroker(t)
 	mustCreateTopic(t, newAdmin(t, b), "cc", 2, nil)
-	produceValues(t, newClient(t, b), "cc", 100)
+	produceValues(t, newClient(t, b), "cc", 0, 100)
 	r := addRule(t, b, `{"api":"Fetch","close":true,"count":2}`)
 	recs := consumeN(t, b, "cc", 2, 100)
 	if len(recs) != 100 {
@@ -254,7 +231,7 @@ func TestFaultHungFetch(t *testing.T) {
 	t.Parallel()
 	b := ruleBroker(t)
 	mustCreateTopic(t, newAdmin(t, b), "hung", 1, nil)
-	produceValues(t, newClient(t, b), "hung", 10)
+	produceValues(t, newClient(t, b), "hung", 0, 10)
 	r := addRule(t, b, `{"api":"Fetch","no_answer":true,"count":1}`)
 	recs := consumeN(t, b, "hung", 1, 10, kgo.FetchMaxWait(100*time.Millisecond), kgo.RequestTimeoutOverhead(300*time.Millisecond))
 	if len(recs) != 10 {

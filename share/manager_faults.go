@@ -55,6 +55,15 @@ func (m *Manager) ExpireLocksNow(k Key, offsets []int64) (int64, error) {
 	if p == nil {
 		return 0, fmt.Errorf("%w: %s", ErrNoSharePartition, k)
 	}
+	n, err := m.expireLocks(p, offsets)
+	m.countFault(func(c *FaultCounts) { c.LocksExpired += n })
+	m.logger.Info("share fault injected: locks expired", "key", k.String(), "records", n)
+	return n, err
+}
+
+// expireLocks expires the locks of offsets (nil: all) of p now and returns
+// how many records it released.
+func (m *Manager) expireLocks(p *part, offsets []int64) (int64, error) {
 	p.mu.Lock()
 	var eff Effects
 	p.release, eff = p.sp.ExpireLocksNow(offsets, m.clock.Now(), p.release[:0])
@@ -65,8 +74,6 @@ func (m *Manager) ExpireLocksNow(k Key, offsets []int64) (int64, error) {
 	w := p.stageKafkaWriteLocked(eff)
 	m.afterLocked(p, eff)
 	p.mu.Unlock()
-	m.countFault(func(c *FaultCounts) { c.LocksExpired += n })
-	m.logger.Info("share fault injected: locks expired", "key", k.String(), "records", n)
 	return n, m.commit(p, w)
 }
 

@@ -15,11 +15,16 @@ func contains(tps []TopicPartition, tp TopicPartition) bool {
 }
 
 // resolve finds r's log and share-partition, once per request.
-func (m *Manager) resolve(group string, r *PartitionResult) {
+func (m *Manager) resolve(req *FetchRequest, r *PartitionResult) {
 	if r.resolved {
 		return
 	}
 	r.resolved = true
+	group := req.Group
+	if req.NotLeader != nil && req.NotLeader(r.TopicID, r.Partition) {
+		r.log, r.logCode = nil, codeNotLeaderOrFollower
+		return
+	}
 	r.log, r.logCode = m.logs.Partition(r.TopicID, r.Partition)
 	if r.log == nil {
 		if r.logCode == 0 {
@@ -67,7 +72,7 @@ func (m *Manager) Fetch(ctx context.Context, sc *Scratch) *Result {
 				r.AckCode = codeTopicAuthFailed
 				continue
 			}
-			r.AckCode = m.acknowledge(req.Member, req.Group, r, fp.Acks, req.RenewOnly)
+			r.AckCode = m.acknowledge(req, r, fp.Acks, req.RenewOnly)
 		}
 	}
 	if closing {
@@ -118,7 +123,7 @@ func (m *Manager) Acknowledge(sc *Scratch) *Result {
 		if req.denied(fp.TopicPartition) {
 			r.Code = codeTopicAuthFailed
 		} else if len(fp.Acks) > 0 {
-			r.Code = m.acknowledge(req.Member, req.Group, r, fp.Acks, req.RenewOnly)
+			r.Code = m.acknowledge(req, r, fp.Acks, req.RenewOnly)
 		}
 	}
 	if closing {
@@ -130,13 +135,14 @@ func (m *Manager) Acknowledge(sc *Scratch) *Result {
 // acknowledge applies one partition's acknowledgements and returns the
 // partition's error code. Acks that must survive a crash are persisted
 // (synced) before this returns.
-func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches []AckBatch, renew bool) int16 {
+func (m *Manager) acknowledge(req *FetchRequest, r *PartitionResult, batches []AckBatch, renew bool) int16 {
 	if err := checkAckBatches(batches, renew); err != nil {
 		return ErrorCode(err)
 	}
-	m.resolve(group, r)
+	member := req.Member
+	m.resolve(req, r)
 	if r.log == nil {
-		if r.logCode == codeUnknownTopicID || r.logCode == codeKafkaStorage {
+		if r.logCode == codeUnknownTopicID || r.logCode == codeKafkaStorage || r.logCode == codeNotLeaderOrFollower {
 			return r.logCode
 		}
 		return codeUnknownTopicOrPart
@@ -357,7 +363,7 @@ func (m *Manager) acquireAll(req *FetchRequest, st *Settings, sc *Scratch, shift
 		if len(r.Acquired) > 0 || remaining <= 0 {
 			continue
 		}
-		m.resolve(req.Group, r)
+		m.resolve(req, r)
 		if r.log == nil {
 			r.Code = r.logCode
 			got = true
