@@ -32,7 +32,7 @@ type faultState struct {
 
 // nodeID is the node id the connection was accepted on, what a rule's
 // node filter matches.
-func (c *conn) nodeID() int32 { return c.s.cfg.NodeID }
+func (c *conn) nodeID() int32 { return c.node }
 
 // errFaultClose and errFaultHang end a connection on a rule's behalf; the
 // dispatch path closes it as for any handler error.

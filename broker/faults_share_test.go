@@ -160,3 +160,81 @@ func TestFaultShareConsumer(t *testing.T) {
 		t.Errorf("share faults %+v", fc)
 	}
 }
+
+// TestFaultShareDLQWriteFails: the next dead-letter write of the group
+// fails; the broker retries it (after its 1 s backoff) and the record
+// reaches the DLQ once, with the failure counted.
+func TestFaultShareDLQWriteFails(t *testing.T) {
+	t.Parallel()
+	b := ruleBroker(t)
+	adm := newAdmin(t, b)
+	const topic, group, dlq = "dq", "dq-g", "dlq.dq"
+	mustCreateTopic(t, adm, topic, 1, nil)
+	mustCreateTopic(t, adm, dlq, 1, map[string]*string{"errors.deadletterqueue.group.enable": strp("true")})
+	setGroupConfig(t, b, group, "share.auto.offset.reset", "earliest")
+	setGroupConfig(t, b, group, "errors.deadletterqueue.topic.name", dlq)
+	control(t, b, "POST", "share/groups/"+group+"/fail-dlq", `{"count":1}`, 204, nil)
+	produceSync(t, newClient(t, b, kgo.DefaultProduceTopic(topic)), &kgo.Record{Value: []byte("bad")})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond))
+	shareConsume(t, ctx, cl, func(r *kgo.Record) bool {
+		cl.MarkAcks(kgo.AckReject, r)
+		return true
+	})
+	if err := cl.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitSPSO(t, ctx, b, group, topic, 0, 1)
+	consumeN(t, b, dlq, 1, 1)
+	var fc share.FaultCounts
+	control(t, b, "GET", "share/faults", "", 200, &fc)
+	if fc.DLQWritesFailed != 1 {
+		t.Errorf("share faults %+v, want 1 DLQ write failed", fc)
+	}
+	page := scrapeMetrics(t, b)
+	if got, ok := metricValue(page, `sharq_share_faults_injected_total{fault="dlq_writes_failed"}`); !ok || got != 1 {
+		t.Errorf("sharq_share_faults_injected_total{fault=dlq_writes_failed} = %v (found %v), want 1", got, ok)
+	}
+}
+
+// TestFaultShareFetchPartitionError: a rule fails the share-partition in
+// ShareFetch (a custom-decoded request) twice with NOT_LEADER_OR_FOLLOWER;
+// the share consumer refreshes its metadata and reads every record.
+func TestFaultShareFetchPartitionError(t *testing.T) {
+	t.Parallel()
+	b := ruleBroker(t)
+	const topic, group = "sfe", "sfe-g"
+	mustCreateTopic(t, newAdmin(t, b), topic, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := newClient(t, b, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond), kgo.MetadataMinAge(10*time.Millisecond))
+	producer := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	warmUp(t, ctx, producer, cl)
+	r := addRule(t, b, fmt.Sprintf(`{"api":"ShareFetch","topic":%q,"partition":0,"error":"NOT_LEADER_OR_FOLLOWER","count":2}`, topic))
+	for i := 0; i < 5; i++ {
+		produceSync(t, producer, &kgo.Record{Value: []byte(fmt.Sprint("r", i))})
+	}
+	seen := map[string]bool{}
+	shareConsume(t, ctx, cl, func(rec *kgo.Record) bool {
+		seen[string(rec.Value)] = true
+		cl.MarkAcks(kgo.AckAccept, rec)
+		return len(seen) == 5+boolInt(seen["warm"])
+	})
+	for i := 0; i < 5; i++ {
+		if !seen[fmt.Sprint("r", i)] {
+			t.Errorf("r%d not delivered", i)
+		}
+	}
+	if st := ruleStatus(t, b, r.ID); st.Hits != 2 {
+		t.Errorf("rule %+v", st)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

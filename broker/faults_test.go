@@ -338,3 +338,29 @@ func TestFaultControlAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultNodeFilter: with virtual brokers a rule's node filter matches
+// the node whose listener the connection was accepted on.
+func TestFaultNodeFilter(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t, brokertest.WithConfig(func(c *config.Config) {
+		c.VirtualBrokers = 3
+		c.MetricsListener = "127.0.0.1:0"
+	}))
+	cl := newClient(t, b)
+	if err := cl.Ping(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	node := b.Config.NodeID + 1
+	addRule(t, b, fmt.Sprintf(`{"api":"ListGroups","node":%d,"error":"CLUSTER_AUTHORIZATION_FAILED"}`, node))
+	for _, n := range []int32{b.Config.NodeID, node, b.Config.NodeID + 2} {
+		want := int16(0)
+		if n == node {
+			want = kerr.ClusterAuthorizationFailed.Code
+		}
+		resp := onNode(t, cl, n, kmsg.NewPtrListGroupsRequest()).(*kmsg.ListGroupsResponse)
+		if resp.ErrorCode != want {
+			t.Errorf("ListGroups on node %d: code %d, want %d", n, resp.ErrorCode, want)
+		}
+	}
+}

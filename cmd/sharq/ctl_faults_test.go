@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,5 +49,42 @@ func TestCtlFaults(t *testing.T) {
 	}
 	if rc, _, errs := ctl("fault", "rm", "1"); rc != 1 || !strings.Contains(errs, "no fault rule 1") {
 		t.Errorf("second fault rm: rc %d %s", rc, errs)
+	}
+
+	// Share faults: refusals name what is missing; an armed fault counts
+	// once it fires, which the broker tests drive with real consumers.
+	if rc, _, errs := ctl("share", "evict", "g", "m"); rc != 1 || !strings.Contains(errs, "no share session") {
+		t.Errorf("share evict: rc %d %s", rc, errs)
+	}
+	if rc, _, errs := ctl("share", "expire-locks", "g", "nope", "0"); rc != 1 || !strings.Contains(errs, "no partition nope-0") {
+		t.Errorf("share expire-locks: rc %d %s", rc, errs)
+	}
+	if rc, _, errs := ctl("share", "fail-dlq", "g", "2"); rc != 0 {
+		t.Errorf("share fail-dlq: rc %d %s", rc, errs)
+	}
+	if rc, _, _ := ctl("share", "redeliver", "g", "t", "x"); rc != 2 {
+		t.Errorf("share redeliver with a bad partition: rc %d", rc)
+	}
+	if rc, out, errs := ctl("share", "faults"); rc != 0 || !strings.Contains(out, `"dlq_writes_failed": 0`) {
+		t.Errorf("share faults: rc %d %s %s", rc, out, errs)
+	}
+}
+
+func TestParseOffsets(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"3", "[3]"}, {"3,7-9", "[3 7 8 9]"}, {"0-0", "[0]"},
+		{"", "error"}, {"5-3", "error"}, {"-1", "error"}, {"a", "error"}, {"0-2000000", "error"},
+	} {
+		got, err := parseOffsets(tc.in)
+		s := fmt.Sprint(got)
+		if err != nil {
+			s = "error"
+		}
+		if s != tc.want {
+			t.Errorf("%q: %s, want %s", tc.in, s, tc.want)
+		}
 	}
 }
