@@ -85,6 +85,8 @@ func handleProduce(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				r.setProduceMessage(&sp, "Cannot append to internal topic "+topic.Name)
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
+			case r.s.virtual && r.notLeader(topic.Partitions[rp.Partition]):
+				r.produceNotLeader(resp, &sp, topic.Partitions[rp.Partition])
 			case txnCodes != nil && txnCodes[txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition}] != 0:
 				sp.ErrorCode = txnCodes[txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition}]
 			default:

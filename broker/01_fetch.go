@@ -330,6 +330,16 @@ func (r *request) readItems(img *raftmeta.Image, items []fetchItem, req *kmsg.Fe
 			it.p.release()
 			continue
 		}
+		if r.s.virtual && r.version < 11 && r.notLeader(meta) {
+			// Kafka serves a consumer's Fetch v11+ from any in-sync
+			// replica (KIP-392: FetchParams.fetchOnlyLeader is false once
+			// the request carries client metadata), and every virtual
+			// node that is up is one; before v11 only the leader reads.
+			it.errorCode = errNotLeaderOrFollower
+			anyError = true
+			it.p.release()
+			continue
+		}
 		if e := it.cp.lastFetchedEpoch; e >= 0 && r.version >= 12 {
 			epoch, end := l.EndOffsetForEpoch(e)
 			if epoch != e || end < it.cp.fetchOffset {

@@ -76,6 +76,11 @@ func handleListOffsets(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 					}
 					break
 				}
+				if r.s.virtual && req.ReplicaID != -2 && r.notLeader(meta) {
+					// Only the debugging replica id (-2) may read a follower.
+					sp.ErrorCode = errNotLeaderOrFollower
+					break
+				}
 				l, err := p.acquire()
 				if err != nil {
 					sp.ErrorCode = log.ErrorCode(err)

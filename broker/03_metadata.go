@@ -132,11 +132,14 @@ func (r *request) brokerList(img *raftmeta.Image) []kmsg.MetadataResponseBroker 
 	out := make([]kmsg.MetadataResponseBroker, 0, len(ids))
 	for _, id := range ids {
 		b := img.Brokers[id]
+		adv, ours, listed := r.listedBroker(id)
+		if !listed || ours && r.s.virtual && !r.s.nodeUp(id) {
+			continue // left over from more virtual brokers, or stopped (fenced)
+		}
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID = id
 		mb.Host, mb.Port = b.Host, b.Port
-		if id == r.s.cfg.NodeID && r.c != nil && r.c.listener < len(r.s.advertised) {
-			adv := r.s.advertised[r.c.listener]
+		if ours {
 			mb.Host, mb.Port = adv.Host, int32(adv.Port)
 		}
 		if b.Rack != "" {
@@ -165,7 +168,7 @@ func (r *request) describeTopic(t *raftmeta.Topic, includeOps bool) kmsg.Metadat
 		mp.LeaderEpoch = p.LeaderEpoch
 		mp.Replicas = p.Replicas
 		mp.ISR = p.ISR
-		mp.OfflineReplicas = []int32{}
+		mp.OfflineReplicas = r.s.offlineReplicas(p.Replicas)
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

@@ -6,6 +6,8 @@ package broker
 // * GROUP keys (type 0): this node, which coordinates every group.
 // * TRANSACTION keys (type 1): this node, which coordinates every
 //   transactional id (txn).
+// * With sharq.virtual.brokers > 1: the leader of the key's partition of
+//   __consumer_offsets / __transaction_state (vnodes.go), as Kafka.
 // * The first lookup creates the internal topic Kafka would create:
 //   __consumer_offsets for a group, __transaction_state for a
 //   transactional id (listed with is_internal; see ensureInternalTopic).
@@ -65,6 +67,11 @@ func handleFindCoordinator(r *request, kreq kmsg.Request) (kmsg.Response, error)
 		adv := r.s.advertised[0]
 		if r.c != nil && r.c.listener < len(r.s.advertised) {
 			adv = r.s.advertised[r.c.listener]
+		}
+		if r.s.virtual {
+			// The leader of the key's partition of the internal topic.
+			c.NodeID, _ = r.s.coordinatorOf(coordinatorTopic(internal), key)
+			adv, _, _ = r.listedBroker(c.NodeID)
 		}
 		c.Host, c.Port = adv.Host, int32(adv.Port)
 		return c

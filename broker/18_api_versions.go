@@ -45,7 +45,7 @@ func handleApiVersions(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 			resp.ErrorCode = errInvalidRequest
 			fillAPIKeys(resp)
 			return resp, nil
-		case hasCluster && (*req.ClusterID != r.s.meta.Image().ClusterID || req.NodeID != r.s.cfg.NodeID):
+		case hasCluster && (*req.ClusterID != r.s.meta.Image().ClusterID || req.NodeID != r.node()):
 			resp.ErrorCode = errRebootstrapRequired
 			fillAPIKeys(resp)
 			return resp, nil

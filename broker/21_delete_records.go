@@ -37,6 +37,11 @@ func handleDeleteRecords(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
+			if r.s.virtual && r.notLeaderOf(rt.Topic, rp.Partition) {
+				sp.ErrorCode = errNotLeaderOrFollower
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			l, err := p.acquire()
 			if err != nil {
 				sp.ErrorCode = log.ErrorCode(err)

@@ -40,6 +40,8 @@ func handleOffsetForLeaderEpoch(r *request, kreq kmsg.Request) (kmsg.Response, e
 				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
 			case rp.CurrentLeaderEpoch > topic.Partitions[rp.Partition].LeaderEpoch:
 				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case r.s.virtual && req.ReplicaID != -2 && r.notLeader(topic.Partitions[rp.Partition]):
+				sp.ErrorCode = errNotLeaderOrFollower
 			default:
 				l, err := p.acquire()
 				if err != nil {

@@ -61,7 +61,11 @@ func handleElectLeaders(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		return electLeadersError(req, resp, errRequestTimedOut, nil), nil
 	}
 	defer cancel()
+	before := r.s.meta.Image()
 	res, err := r.s.meta.ElectLeaders(ctx, typ, topics)
+	if r.s.virtual {
+		r.s.placementChanged(before) // vnodes_moves.go
+	}
 	if err != nil {
 		code, msg := placementError(err)
 		return electLeadersError(req, resp, code, msg), nil

@@ -61,7 +61,11 @@ func handleAlterPartitionReassignments(r *request, kreq kmsg.Request) (kmsg.Resp
 		return alterReassignmentsError(req, resp, errRequestTimedOut, nil), nil
 	}
 	defer cancel()
+	before := r.s.meta.Image()
 	res, err := r.s.meta.AlterPartitionReassignments(ctx, topics, allowRF)
+	if r.s.virtual {
+		r.s.placementChanged(before) // vnodes_moves.go
+	}
 	if err != nil {
 		code, msg := placementError(err)
 		return alterReassignmentsError(req, resp, code, msg), nil

@@ -6,7 +6,8 @@ package broker
 // * Registered brokers (this node by the listener the client used), the
 //   cluster id and the controller. EndpointType 1 (brokers) only: asking for
 //   controllers (2) is UNSUPPORTED_VERSION, as on a Kafka broker listener.
-// * No brokers are fenced here (v2 IncludeFencedBrokers changes nothing).
+// * Fenced brokers are stopped virtual brokers (docs/virtual-brokers.md):
+//   left out, or listed with IsFenced with v2's IncludeFencedBrokers.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -37,6 +38,9 @@ func handleDescribeCluster(r *request, kreq kmsg.Request) (kmsg.Response, error)
 		db := kmsg.NewDescribeClusterResponseBroker()
 		db.NodeID, db.Host, db.Port, db.Rack = b.NodeID, b.Host, b.Port, b.Rack
 		resp.Brokers = append(resp.Brokers, db)
+	}
+	if r.s.virtual && r.version >= 2 && req.IncludeFencedBrokers {
+		resp.Brokers = r.fencedBrokers(resp.Brokers)
 	}
 	return resp, nil
 }

@@ -43,6 +43,8 @@ func handleDescribeProducers(r *request, kreq kmsg.Request) (kmsg.Response, erro
 				// (kafka-transactions.sh find-hanging).
 			} else if p == nil {
 				rp.ErrorCode = errUnknownTopicOrPartition
+			} else if r.s.virtual && r.notLeaderOf(t.Topic, part) {
+				rp.ErrorCode = errNotLeaderOrFollower
 			} else if l, err = p.acquire(); err != nil {
 				rp.ErrorCode = log.ErrorCode(err)
 			} else {

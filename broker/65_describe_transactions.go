@@ -29,17 +29,7 @@ const offsetsTopicPartitions = 50
 // groupOffsetsPartition is Kafka's GroupCoordinator.partitionFor: the
 // __consumer_offsets partition of a group, from Java's String.hashCode.
 func groupOffsetsPartition(group string) int32 {
-	var h int32
-	for _, r := range group {
-		if r >= 0x10000 { // a UTF-16 surrogate pair
-			r -= 0x10000
-			h = 31*h + (0xD800 + (r >> 10))
-			h = 31*h + (0xDC00 + (r & 0x3FF))
-			continue
-		}
-		h = 31*h + r
-	}
-	return (h & 0x7fffffff) % offsetsTopicPartitions
+	return javaHashPartition(group, offsetsTopicPartitions)
 }
 
 func handleDescribeTransactions(r *request, kreq kmsg.Request) (kmsg.Response, error) {

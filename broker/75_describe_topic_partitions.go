@@ -112,7 +112,7 @@ func handleDescribeTopicPartitions(r *request, kreq kmsg.Request) (kmsg.Response
 			rp.Partition = p
 			rp.LeaderID, rp.LeaderEpoch = meta.Leader, meta.LeaderEpoch
 			rp.Replicas, rp.ISR = meta.Replicas, meta.ISR
-			rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = []int32{}, []int32{}, []int32{}
+			rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = []int32{}, []int32{}, r.s.offlineReplicas(meta.Replicas)
 			rt.Partitions = append(rt.Partitions, rp)
 			left--
 		}

@@ -91,6 +91,9 @@ func handleShareFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		// acknowledge (Kafka: TOPIC_AUTHORIZATION_FAILED per partition).
 		in.Readable = r.shareTopicReader()
 	}
+	if r.s.virtual {
+		in.NotLeader = r.c.shareNotLeader()
+	}
 	in.Epoch, in.RenewOnly = req.ShareSessionEpoch, req.IsRenewAck
 	in.MaxWait = time.Duration(req.MaxWaitMillis) * time.Millisecond
 	in.MaxRecords, in.BatchSize, in.MaxBytes = int(req.MaxRecords), int(req.BatchSize), int(req.MaxBytes)
@@ -150,6 +153,16 @@ func handleShareFetch(r *request, kreq kmsg.Request) (kmsg.Response, error) {
 		p.ErrorCode = pr.Code
 		p.AcknowledgeErrorCode = pr.AckCode
 		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = -1, -1
+		if r.s.virtual && pr.Code == errNotLeaderOrFollower {
+			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = r.shareNotLeaderHint(pr.TopicID, pr.Partition, func(id int32, host string, port int32, rack *string) {
+				for _, e := range resp.NodeEndpoints {
+					if e.NodeID == id {
+						return
+					}
+				}
+				resp.NodeEndpoints = append(resp.NodeEndpoints, kmsg.ShareFetchResponseNodeEndpoint{NodeID: id, Host: host, Port: port, Rack: rack})
+			})
+		}
 		p.Records = pr.Records
 		if p.Records == nil {
 			p.Records = []byte{}

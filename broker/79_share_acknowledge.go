@@ -52,6 +52,9 @@ func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error
 	if r.s.authz != nil {
 		in.Readable = r.shareTopicReader()
 	}
+	if r.s.virtual {
+		in.NotLeader = r.c.shareNotLeader()
+	}
 	in.Epoch, in.RenewOnly = req.ShareSessionEpoch, req.IsRenewAck
 	for ti := range req.Topics {
 		t := &req.Topics[ti]
@@ -83,6 +86,16 @@ func handleShareAcknowledge(r *request, kreq kmsg.Request) (kmsg.Response, error
 			rp := &parts[pi]
 			*rp = kmsg.ShareAcknowledgeResponseTopicPartition{Partition: pr.Partition, ErrorCode: pr.Code}
 			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
+			if r.s.virtual && pr.Code == errNotLeaderOrFollower {
+				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = r.shareNotLeaderHint(pr.TopicID, pr.Partition, func(id int32, host string, port int32, rack *string) {
+					for _, e := range resp.NodeEndpoints {
+						if e.NodeID == id {
+							return
+						}
+					}
+					resp.NodeEndpoints = append(resp.NodeEndpoints, kmsg.ShareAcknowledgeResponseNodeEndpoint{NodeID: id, Host: host, Port: port, Rack: rack})
+				})
+			}
 		}
 		rt.Partitions = parts
 	}

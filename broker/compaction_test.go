@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,4 +165,47 @@ func TestCompactionFranzGo(t *testing.T) {
 	// The compacted log survives a restart as it is.
 	b.Restart()
 	check(consumeN(t, b, topic, 1, len(want)), want)
+}
+
+// TestCompactionEmptyBatchOfCompressedProducer: the batch a producer
+// wrote last becomes obsolete and the cleaner keeps it as an empty batch
+// (its producer state). When that producer compressed (franz-go's default,
+// snappy), the empty batch must say no compression, as Kafka writes it:
+// a snappy batch of no bytes made franz-go fail ("s2: corrupt input") at
+// it forever, so nothing after it was readable (found by the kill -9
+// soak, TestMixedKill9Soak).
+func TestCompactionEmptyBatchOfCompressedProducer(t *testing.T) {
+	t.Parallel()
+	b := brokertest.New(t)
+	adm := newAdmin(t, b)
+	const topic = "compressed-changelog"
+	mustCreateTopic(t, adm, topic, 1, map[string]*string{
+		"cleanup.policy": new("compact"), "segment.ms": new("1"), "min.cleanable.dirty.ratio": new("0.01"),
+	})
+	base := time.Now().Add(-time.Hour) // every batch rolls the segment (segment.ms=1)
+	for _, codec := range []kgo.CompressionCodec{kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression(), kgo.GzipCompression()} {
+		// Each producer's only batch is overwritten by the next one.
+		cl := newClient(t, b, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(codec))
+		produceSync(t, cl, &kgo.Record{Key: []byte("k"), Value: []byte(strings.Repeat("v", 200)), Timestamp: base})
+		base = base.Add(time.Millisecond)
+	}
+	last := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	produceSync(t, last, &kgo.Record{Key: []byte("k"), Value: []byte("latest"), Timestamp: base})
+	produceSync(t, last, &kgo.Record{Key: []byte("end"), Value: []byte("end"), Timestamp: base.Add(time.Millisecond)})
+	if n := b.Server.CleanLogs(); n == 0 {
+		t.Fatal("nothing cleaned")
+	}
+	rd := newClient(t, b, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx := testCtx(t)
+	var got []string
+	for len(got) < 2 && ctx.Err() == nil {
+		fs := rd.PollFetches(ctx)
+		for _, e := range fs.Errors() {
+			t.Fatalf("reading the cleaned log after %q: %v", got, e.Err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if !slices.Equal(got, []string{"latest", "end"}) {
+		t.Fatalf("read %q, want the latest value and the end", got)
+	}
 }

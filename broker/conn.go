@@ -51,6 +51,13 @@ type conn struct {
 	listener int // index into Server.listeners
 	logger   *slog.Logger
 
+	// node is the node id whose listener accepted the connection: with
+	// sharq.virtual.brokers > 1 it decides what this connection is the
+	// leader or coordinator of (vnodes.go); otherwise node.id.
+	node int32
+	// shareLeads is share.FetchRequest.NotLeader for node (vnodes.go).
+	shareLeads func(topicID [16]byte, partition int32) bool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -107,6 +114,7 @@ func (s *Server) newConn(nc net.Conn, listener int) *conn {
 		s:        s,
 		nc:       nc,
 		listener: listener,
+		node:     s.cfg.NodeID,
 		logger:   s.logger.With("remote", nc.RemoteAddr().String()),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -244,7 +252,9 @@ func (c *conn) readLoop() {
 // servedInline never parks, so the socket goes unread only for as long as
 // it computes.
 func (c *conn) handleInline(frame []byte) bool {
-	if c.auth.raw || len(frame) < 2 {
+	if c.auth.raw || len(frame) < 2 || c.s.faults.On() {
+		// While fault rules are live a request may hang (faults.go), which
+		// the reader must not do: it is what notices the client leaving.
 		return false
 	}
 	api := lookupAPI(int16(binary.BigEndian.Uint16(frame)))
@@ -493,7 +503,13 @@ func (c *conn) handleFrame(frame []byte) error {
 // dispatch runs a decoded request's handler and writes its answer.
 func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int16, start time.Time, inBytes int) error {
 	key := r.key
-	resp, err := api.handle(r, req)
+	var resp kmsg.Response
+	var err error
+	if c.s.faults.On() { // fault rules (faults.go): one atomic load while there are none
+		resp, err = c.handleFaulted(r, api, req)
+	} else {
+		resp, err = c.answer(r, api, req)
+	}
 	if err != nil {
 		return fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
@@ -510,6 +526,15 @@ func (c *conn) dispatch(r *request, api *apiEntry, req kmsg.Request, version int
 	}
 	c.mute(throttle)
 	return c.auth.closeAfter // a failed authentication is answered, then closed
+}
+
+// answer answers a request for real: through the virtual brokers' routing
+// (vnodes_route.go) when there are several nodes, else the handler itself.
+func (c *conn) answer(r *request, api *apiEntry, req kmsg.Request) (kmsg.Response, error) {
+	if c.s.virtual {
+		return c.s.handleVirtual(r, api, req)
+	}
+	return api.handle(r, req)
 }
 
 // mute holds the connection's next request for d, as Kafka mutes a

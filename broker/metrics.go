@@ -121,6 +121,8 @@ func (m *metrics) page() []byte {
 	collectShare(m.s, e)
 	collectGroups(m.s, e)
 	collectClientMetrics(m.s, e)
+	collectFaults(m.s, e)
+	collectVirtualNodes(m.s, e)
 	collectRuntime(e)
 	return e.bytes()
 }

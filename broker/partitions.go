@@ -127,6 +127,9 @@ func (s *Server) partitionFor(topic string, index int32) *partition {
 // node.
 func (s *Server) syncPartitions() error {
 	removed, err := s.syncPartitionLogs()
+	if s.virtual {
+		s.fenceStopped() // vnodes.go
+	}
 	if len(removed) == 0 {
 		return err
 	}
@@ -191,7 +194,7 @@ func (s *Server) syncPartitionLogs() ([]removedTopic, error) {
 				tp.parts[i].h.SetConfig(cfg)
 				continue
 			}
-			if t.Partitions[i].Leader != s.cfg.NodeID {
+			if s.vnode(t.Partitions[i].Leader) == nil { // led by another process
 				continue
 			}
 			// The log opens on first use (and in the manager's start-up

@@ -64,6 +64,16 @@ type Server struct {
 	security   []listenerSecurity // per listener, as cfg.Listeners: auth.go
 	authz      *acl.Authorizer    // nil: no authorizer configured (authz.go)
 
+	// vnodes are the node ids this process serves (sharq.virtual.brokers,
+	// vnodes.go); virtual is len(vnodes) > 1. With one node the request
+	// paths never look at them.
+	vnodes  []*vnode
+	virtual bool
+	vmu     sync.Mutex // vnodes' up and listeners
+	vstop   chan struct{}
+	vstopMu sync.Once
+	vmoves  [numMoveKinds]atomic.Int64 // moves and outages done, by moveKind
+
 	partsMu sync.RWMutex
 	// internalMu serialises the creation of internal topics;
 	// internalWarned is when a refused read of one was last logged.
@@ -88,6 +98,7 @@ type Server struct {
 	// connSeq numbers connections for it.
 	clientMetrics *clientmetrics.Manager
 	connSeq       atomic.Uint64
+	faults        faultState   // fault rules: faults.go
 	dirLock       *dataDirLock // held while the server owns log.dirs
 	admin         *http.Server // metrics.listener: /metrics, /healthz, /readyz
 	adminAddr     string
@@ -162,11 +173,12 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 	}
 	state := openStateDB(cfg.LogDirs, logger)
 	meta, err := raftmeta.Open(raftmeta.Config{
-		Dir:       filepath.Join(cfg.LogDirs, "meta"),
-		NodeID:    cfg.NodeID,
-		Voters:    voters,
-		BindAddr:  cfg.ControllerListener,
-		ClusterID: cfg.ClusterID,
+		Dir:        filepath.Join(cfg.LogDirs, "meta"),
+		NodeID:     cfg.NodeID,
+		LocalNodes: virtualNodeIDs(cfg),
+		Voters:     voters,
+		BindAddr:   cfg.ControllerListener,
+		ClusterID:  cfg.ClusterID,
 		// As Kafka's controller does on a new cluster with eligible
 		// leader replicas (eligible.leader.replicas.version=1).
 		BootstrapBrokerConfigs: map[string]string{"min.insync.replicas": config.Value(cfg, "min.insync.replicas")},
@@ -207,7 +219,13 @@ func NewWithOptions(cfg *config.Config, logger *slog.Logger, opts Options) (*Ser
 		clientMetrics: clientmetrics.New(cfg.TelemetryMaxBytes),
 		schemaFormats: opts.SchemaFormats,
 	}
+	s.initVirtualNodes()
 	s.producerIDs = &txn.IDAllocator{Reserve: s.meta.AllocateProducerIDs}
+	if err := s.initFaults(); err != nil {
+		state.discard()
+		s.closeStores()
+		return nil, err
+	}
 	s.metrics = newMetrics(s)
 	if err := s.applyDynamicBrokerConfigs(); err != nil {
 		state.discard()
@@ -260,6 +278,10 @@ func (s *Server) Listen() error {
 		s.closeListeners()
 		return fmt.Errorf("register broker: %w", err)
 	}
+	if err := s.listenVirtual(ctx); err != nil {
+		s.closeListeners()
+		return err
+	}
 	if err := s.startAdmin(); err != nil {
 		s.closeListeners()
 		return err
@@ -303,10 +325,15 @@ func (s *Server) Serve() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.acceptLoop(ln, i)
+			s.acceptLoop(ln, i, s.cfg.NodeID)
 		}()
 	}
+	s.serveVirtual()
 	wg.Wait()
+	if s.virtual {
+		// node.id's listeners close when it is stopped, too.
+		<-s.vstop
+	}
 	select {
 	case <-s.coordReady:
 		if s.coordErr != nil {
@@ -317,7 +344,7 @@ func (s *Server) Serve() error {
 	return ErrServerClosed
 }
 
-func (s *Server) acceptLoop(ln net.Listener, idx int) {
+func (s *Server) acceptLoop(ln net.Listener, idx int, node int32) {
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -348,11 +375,19 @@ func (s *Server) acceptLoop(ln net.Listener, idx int) {
 			nc = tls.Server(nc, tc)
 		}
 		c := s.newConn(nc, idx)
+		c.node = node
 		s.connsMu.Lock()
 		if s.closed {
 			s.connsMu.Unlock()
 			nc.Close()
 			return
+		}
+		if s.virtual && !s.nodeUp(node) {
+			// Accepted as its node stopped (StopNode closes what it
+			// finds under connsMu after marking the node down).
+			s.connsMu.Unlock()
+			nc.Close()
+			continue
 		}
 		s.conns[c] = struct{}{}
 		s.connsWG.Add(1)
@@ -422,6 +457,7 @@ func (s *Server) closeListeners() {
 	for _, ln := range s.listeners {
 		ln.Close()
 	}
+	s.closeVirtualListeners()
 }
 
 func (s *Server) closeStores() error {

@@ -96,8 +96,8 @@ func (s *Server) ensureInternalTopic(ctx context.Context, name string) error {
 		return fmt.Errorf("internal topic %s: %s=%q", name, spec.partitionsKey, config.Value(cfg, spec.partitionsKey))
 	}
 	rf, err := strconv.Atoi(config.Value(cfg, spec.replicationKey))
-	brokers := sortedBrokerIDs(img)
-	if err != nil || rf <= 0 || rf > len(brokers) {
+	brokers := s.nodeIDs(img)
+	if err != nil || rf <= 0 || rf > len(brokers) || s.virtual {
 		rf = len(brokers)
 	}
 	if rf == 0 {
@@ -172,7 +172,7 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 		// so that a log written before this check still replays whole.
 		return nil, &topicCreateError{errInvalidTopic, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)}
 	}
-	brokers := sortedBrokerIDs(img)
+	brokers := s.nodeIDs(img)
 	if int(replicationFactor) > len(brokers) {
 		return nil, &topicCreateError{errInvalidReplicationFactor,
 			fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", replicationFactor, replicationFactor, len(brokers))}
@@ -189,6 +189,11 @@ func (s *Server) createTopic(ctx context.Context, name string, numPartitions int
 		return &raftmeta.Topic{Name: name, Partitions: make([]raftmeta.Partition, numPartitions), Configs: configs}, nil
 	}
 	replicas := brokers[:replicationFactor]
+	if s.virtual {
+		// Every partition on every virtual node: they share its one log
+		// (docs/virtual-brokers.md).
+		replicas = brokers
+	}
 	t, err := s.meta.CreateTopic(ctx, name, numPartitions, replicas, configs)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"time"
 
+	"sharq/broker/fault"
 	"sharq/group"
 	"sharq/raftmeta"
 	"sharq/share"
@@ -47,6 +48,10 @@ type uiState struct {
 	Topics         []uiTopic      `json:"topics"`
 	ConsumerGroups []uiGroup      `json:"consumerGroups"`
 	ShareGroups    []uiShareGroup `json:"shareGroups"`
+	// Faults are the fault rules with their hits, ShareFaults the
+	// share-group faults injected so far (faults.go).
+	Faults      []fault.Status     `json:"faults"`
+	ShareFaults *share.FaultCounts `json:"shareFaults"`
 }
 
 type uiTopic struct {
@@ -200,6 +205,7 @@ func (s *Server) uiSnapshot(now time.Time) *uiState {
 		Topics:         []uiTopic{},
 		ConsumerGroups: []uiGroup{},
 		ShareGroups:    []uiShareGroup{},
+		Faults:         s.faults.List(),
 	}
 	hw := map[group.TopicPartition]uiPartition{}
 	s.partsMu.RLock()
@@ -229,6 +235,8 @@ func (s *Server) uiSnapshot(now time.Time) *uiState {
 	}
 	if s.share != nil {
 		st.ShareGroups = s.uiShareGroups(hw)
+		fc := s.share.FaultCounts()
+		st.ShareFaults = &fc
 	}
 	return st
 }

@@ -67,6 +67,7 @@ type Config struct {
 	ListenerSecurityProtocolMap map[string]string // listener.security.protocol.map: listener name -> security protocol
 	LogDirs                     string            // log.dirs: one data directory holding topics/, state/, meta/
 	NodeID                      int32             // node.id
+	VirtualBrokers              int32             // sharq.virtual.brokers: node ids served by this process (docs/virtual-brokers.md)
 	ClusterID                   string            // cluster.id: generated on first start when empty
 	BrokerRack                  string            // broker.rack ("" = none)
 
@@ -455,6 +456,11 @@ func (c *Config) validateCross() []error {
 	}
 	if err := checkVoters(c.ControllerQuorumVoters, c.NodeID); err != nil {
 		errs = append(errs, err)
+	}
+	if c.VirtualBrokers > 1 && c.ControllerQuorumVoters != "" {
+		if vs, err := parseVoters(c.ControllerQuorumVoters); err == nil && len(vs) > 1 {
+			add("sharq.virtual.brokers", c.VirtualBrokers, "virtual brokers share one process's partition logs; they cannot be combined with a multi-node controller.quorum.voters")
+		}
 	}
 	if c.ControllerListener != "" {
 		if _, _, err := splitHostPort(c.ControllerListener); err != nil {

@@ -88,7 +88,7 @@ var brokerIndex = map[string]*keyDef{}
 var ignoredPrefixes = []string{"listener.name."}
 
 func init() {
-	brokerKeys = append(append(append(brokerKeyTable(), securityKeyTable()...), schemaRegistryKeyTable()...), kafkaOnlyKeyTable()...)
+	brokerKeys = append(append(append(append(brokerKeyTable(), securityKeyTable()...), schemaRegistryKeyTable()...), faultKeyTable()...), kafkaOnlyKeyTable()...)
 	sort.Slice(brokerKeys, func(i, j int) bool { return brokerKeys[i].name < brokerKeys[j].name })
 	for _, k := range brokerKeys {
 		if _, dup := brokerIndex[k.name]; dup {
@@ -157,6 +157,9 @@ func brokerKeyTable() []*keyDef {
 		newKey("node.id", TypeInt, "1", "The node ID of this broker and controller.").
 			deviates("Kafka requires it (default -1); sharq defaults to 1 so a single node needs no config.").
 			bind(func(c *Config) any { return &c.NodeID }).check(atLeast(0)),
+		newKey("sharq.virtual.brokers", TypeInt, "1",
+			"Node ids this process serves (node.id, node.id+1, ...), each with its own listeners, over the one log of each partition, so clients see a cluster of that many brokers with every partition replicated on all of them; nodes can be stopped and started and leaders and coordinators moved to rehearse failures (docs/virtual-brokers.md). 1: a single broker.").own().
+			bind(func(c *Config) any { return &c.VirtualBrokers }).check(between(1, 64)),
 		newKey("broker.rack", TypeString, "", "Rack of the broker, reported in Metadata and DescribeCluster.").nullDef().
 			bind(func(c *Config) any { return &c.BrokerRack }),
 		newKey("cluster.id", TypeString, "",

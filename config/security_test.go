@@ -23,6 +23,8 @@ func TestSecurityValidation(t *testing.T) {
 		{[]string{"listener.name.ssl.ssl.client.auth=maybe"}, "listener.name.ssl.ssl.client.auth"},
 		{[]string{"ssl.principal.mapping.rules=RULE:^CN=(.*)$/$1"}, "expected RULE:pattern/replacement"},
 		{[]string{"sharq.scram.bootstrap=SCRAM-SHA-1=[name=a,password=b]"}, "unknown SCRAM mechanism"},
+		{[]string{`sharq.faults={"api":"Produce","error":"NOT_LEADER_OR_FOLLOWER","after":true}`}, "after answers REQUEST_TIMED_OUT"},
+		{[]string{`sharq.faults=[{"api":"Prodce","error":6}]`}, `unknown API "Prodce"`},
 		{[]string{"authorizer.class.name=kafka.security.authorizer.AclAuthorizer"}, "String must be one of"},
 	}
 	for _, tc := range tests {

@@ -4,6 +4,7 @@
 #
 #   ${SHARQ_INTEROP_CACHE:-$HOME/.cache/sharq-interop}/kafka-4.4.0/lib          broker + tools + clients
 #   ${SHARQ_INTEROP_CACHE:-$HOME/.cache/sharq-interop}/kafka-clients-4.1.2/lib  Java clients only
+#   ${SHARQ_INTEROP_CACHE:-$HOME/.cache/sharq-interop}/mirror-4.3.1/lib         MirrorMaker 2 (4.3.1)
 #
 # Idempotent: a set is skipped when its lib/ holds a .complete marker written
 # for the current pom.xml; a set is copied into a temp dir and renamed into
@@ -48,4 +49,5 @@ fetch() { # fetch PROFILE DIRNAME
 
 fetch kafka-4.4.0 kafka-4.4.0
 fetch clients-4.1.2 kafka-clients-4.1.2
+fetch mirror-4.3.1 mirror-4.3.1
 echo "$cache"

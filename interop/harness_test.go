@@ -57,6 +57,12 @@ func TestMain(m *testing.M) {
 	}
 	jvmSem = make(chan struct{}, n)
 	code := m.Run()
+	if err := stopSharedCluster(); err != nil {
+		fmt.Fprintln(os.Stderr, "interop: stop shared Kafka cluster:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

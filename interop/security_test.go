@@ -112,36 +112,9 @@ listener.name.ssl.ssl.principal.mapping.rules=RULE:^CN=(.*?)$/$1/,DEFAULT
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var p *Process
-	var err error
-	switch targetKind(name) {
-	case "kafka":
-		if err := os.MkdirAll(data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		clusterID, err := RandomClusterID()
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := j.Run(ctx, nil, ClassStorage, "format", "--standalone", "-t", clusterID, "-c", propsPath, "--add-scram", adminScram)
-		if err != nil {
-			t.Fatalf("kafka-storage format: %v\n%s%s", err, res.Stdout, res.Stderr)
-		}
-		node := &KafkaNode{Dir: dir, Port: plainPort, ControllerPort: controllerPort, j: j, props: propsPath}
-		if p, err = node.Start(testKafkaJVMFlags); err == nil {
-			if err = waitReady(ctx, p, 90*time.Second); err != nil {
-				_, _ = p.Stop(10 * time.Second)
-			}
-		}
-	default:
-		p, err = StartSharq(ctx, buildSharq(t), dir, time.Minute, "--config", propsPath,
-			"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d,SSL://127.0.0.1:%d", plainPort, securePort, sslPort),
-			"--override", "log.dirs="+data)
-	}
-	if err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	p.Name = name
+	p := startWithProps(t, ctx, j, name, propsPath, data, plainPort, controllerPort,
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d,SSL://127.0.0.1:%d", plainPort, securePort, sslPort),
+		"--add-scram", adminScram)
 	t.Cleanup(func() {
 		if _, err := p.Stop(30 * time.Second); err != nil {
 			t.Errorf("stop %s: %v", name, err)

@@ -22,14 +22,20 @@ type compiled struct {
 	err  error
 }
 
-var shareCheckBuilds sync.Map // jar set -> *compiled
+var javaBuilds sync.Map // jar set and source -> *compiled
 
 // shareCheckClasspath compiles ShareCheck.java against set's kafka-clients
 // jar (once per test binary) and returns the class path to run it with.
 func shareCheckClasspath(t *testing.T, set, clientsJar string) []string {
+	return javaClasspath(t, set, clientsJar, "ShareCheck.java")
+}
+
+// javaClasspath compiles java/src against set's kafka-clients jar (once
+// per test binary) and returns the class path to run it with.
+func javaClasspath(t *testing.T, set, clientsJar, src string) []string {
 	t.Helper()
 	j := needJava(t)
-	v, _ := shareCheckBuilds.LoadOrStore(set, &compiled{})
+	v, _ := javaBuilds.LoadOrStore(set+"/"+src, &compiled{})
 	c := v.(*compiled)
 	c.once.Do(func() {
 		lib := LibDir(CacheDir(), set)
@@ -37,23 +43,23 @@ func shareCheckClasspath(t *testing.T, set, clientsJar string) []string {
 			c.err = fmt.Errorf("%w: %s (run interop/fetch-jars.sh)", ErrNoJars, lib)
 			return
 		}
-		src, err := filepath.Abs(filepath.Join("java", "ShareCheck.java"))
+		path, err := filepath.Abs(filepath.Join("java", src))
 		if err != nil {
 			c.err = err
 			return
 		}
-		out := filepath.Join(workDir, "classes-"+set)
+		out := filepath.Join(workDir, "classes-"+set+"-"+strings.TrimSuffix(src, ".java"))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		jvmSem <- struct{}{}
 		start := time.Now()
-		c.err = j.Javac(ctx, []string{filepath.Join(lib, clientsJar)}, out, src)
+		c.err = j.Javac(ctx, []string{filepath.Join(lib, clientsJar)}, out, path)
 		<-jvmSem
-		t.Logf("javac ShareCheck.java against %s: %v in %v", set, c.err, time.Since(start).Round(time.Millisecond))
+		t.Logf("javac %s against %s: %v in %v", src, set, c.err, time.Since(start).Round(time.Millisecond))
 		c.cp = []string{out, filepath.Join(lib, "*")}
 	})
 	if c.err != nil {
-		t.Fatalf("compile ShareCheck against %s: %v", set, c.err)
+		t.Fatalf("compile %s against %s: %v", src, set, c.err)
 	}
 	return c.cp
 }

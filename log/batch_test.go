@@ -160,21 +160,6 @@ func rawRecord(tsDelta, offDelta int64, value []byte) []byte {
 	return recordbatch.AppendRecord(nil, &recordbatch.Record{TimestampDelta: tsDelta, OffsetDelta: int32(offDelta), Value: value})
 }
 
-// fieldsRecord is a record 0 with the given bytes after its offset delta,
-// standing in for key, value and headers.
-func fieldsRecord(fields ...byte) []byte {
-	r := append([]byte{0, 0, 0}, fields...)
-	return append(binary.AppendVarint(nil, int64(len(r))), r...)
-}
-
-func cat(parts ...[]byte) []byte {
-	var b []byte
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	return b
-}
-
 // TestWalkRecordsTimestampBounds checks that bounding only the earliest
 // and latest timestamps rejects whatever a per-record check would.
 func TestWalkRecordsTimestampBounds(t *testing.T) {
@@ -230,7 +215,7 @@ func TestWalkRecordsTimestampBounds(t *testing.T) {
 // After compaction a record's offset delta is not its index: the
 // timestamp lookups report the record's own offset.
 func TestRecordTimestampsCompacted(t *testing.T) {
-	recs := cat(
+	recs := slices.Concat(
 		recordbatch.AppendRecord(nil, &recordbatch.Record{TimestampDelta: 1, OffsetDelta: 0, Key: []byte("a")}),
 		recordbatch.AppendRecord(nil, &recordbatch.Record{TimestampDelta: 7, OffsetDelta: 3, Key: []byte("b")}),
 	)

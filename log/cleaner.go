@@ -517,9 +517,13 @@ func (c *cleaning) filterBatch(b []byte, h *batchHeader, st *CleanStats) ([]byte
 }
 
 // emptyBatch is b's header alone, with no records (Kafka's RETAIN_EMPTY:
-// the batch keeps the producer's last sequence and epoch in the log).
+// the batch keeps the producer's last sequence and epoch in the log). As
+// Kafka's writeEmptyHeader it says no compression: a compressed batch of
+// no bytes is not a valid compressed stream, and clients that decompress
+// before they look at the record count (franz-go) fail on it ("s2: corrupt
+// input") and never read past it.
 func (c *cleaning) emptyBatch(b []byte, h *batchHeader) []byte {
-	c.startBatch(h, 0, h.Attributes, h.BaseTimestamp, h.MaxTimestamp)
+	c.startBatch(h, 0, h.Attributes&^attrCompressionMask, h.BaseTimestamp, h.MaxTimestamp)
 	recordbatch.Seal(c.out)
 	return c.out
 }

@@ -207,40 +207,56 @@ func (x *xerialReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// walk checks count records from the window; see recordbatch.ScanRecords for the
-// checks and the results.
+// errRecordLength: the stream ends inside a record's length or body, or
+// the length is below a record's or past int32.
+var errRecordLength = errors.New("bad length")
+
+// record reads the next record from the window and returns its body (after
+// its length), valid until the next call: errRecordLength for a length the
+// stream does not back, or the decoder's error.
+func (d *decompressor) record() ([]byte, error) {
+	length, err := binary.ReadVarint(d.win)
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF || isOverflow(err) {
+			return nil, errRecordLength
+		}
+		return nil, err
+	}
+	if length < minRecordSize || length > math.MaxInt32 {
+		return nil, errRecordLength
+	}
+	var rec []byte
+	if length <= streamWindow {
+		// Peeked bytes stay put until the window's next read, so they can
+		// be discarded at once.
+		if rec, err = d.win.Peek(int(length)); err == nil {
+			d.win.Discard(int(length))
+		}
+	} else {
+		d.scratch, err = readGrowing(d.win, d.scratch[:0], int(length))
+		rec = d.scratch
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil, errRecordLength
+	}
+	return rec, err
+}
+
+// walk checks count records from the window; see recordbatch.ScanRecords
+// for the checks and the results.
 func (d *decompressor) walk(count int32, baseTs int64) (lo, hi int64, err error) {
 	lo, hi = math.MaxInt64, math.MinInt64
 	for i := int32(0); i < count; i++ {
-		length, err := binary.ReadVarint(d.win)
-		if err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF || isOverflow(err) {
-				return 0, 0, fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
-			}
-			return 0, 0, err
-		}
-		if length < minRecordSize || length > math.MaxInt32 {
+		rec, err := d.record()
+		if err == errRecordLength {
 			return 0, 0, fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
 		}
-		var rec []byte
-		if length <= streamWindow {
-			rec, err = d.win.Peek(int(length))
-		} else {
-			d.scratch, err = readGrowing(d.win, d.scratch[:0], int(length))
-			rec = d.scratch
-		}
 		if err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return 0, 0, fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
-			}
 			return 0, 0, err
 		}
 		tsDelta, err := recordbatch.CheckRecord(rec, i)
 		if err != nil {
 			return 0, 0, err
-		}
-		if length <= streamWindow {
-			d.win.Discard(int(length))
 		}
 		ts := baseTs + tsDelta
 		hi = max(hi, ts)

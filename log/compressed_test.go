@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -71,8 +72,8 @@ var testCodecs = []struct {
 // mismatch, bad record framing).
 func TestScanCompressed(t *testing.T) {
 	pad := []byte("key+value")
-	good := cat(rawRecord(5, 0, pad), rawRecord(-3, 1, pad), rawRecord(9, 2, pad))
-	big := cat(rawRecord(0, 0, bytes.Repeat([]byte{'v'}, 200<<10)), rawRecord(1, 1, pad)) // past the window
+	good := slices.Concat(rawRecord(5, 0, pad), rawRecord(-3, 1, pad), rawRecord(9, 2, pad))
+	big := slices.Concat(rawRecord(0, 0, bytes.Repeat([]byte{'v'}, 200<<10)), rawRecord(1, 1, pad)) // past the window
 	for _, c := range testCodecs {
 		z := func(raw []byte) []byte { return compressForTest(c.codec, raw) }
 		cases := []struct {
@@ -89,11 +90,11 @@ func TestScanCompressed(t *testing.T) {
 			{name: "garbage", p: bytes.Repeat([]byte{0xa5}, 64), count: 3, message: "does not decode"},
 			{name: "count larger", p: z(good), count: 4, message: "record 3: bad length"},
 			{name: "count smaller", p: z(good), count: 2, message: "bytes after the last record"},
-			{name: "offset delta", p: z(cat(rawRecord(0, 0, pad), rawRecord(0, 0, pad))), count: 2, message: "record 1 has offset delta 0"},
-			{name: "record length past end", p: z(cat(rawRecord(0, 0, pad), []byte{40 << 1, 0, 0, 2})), count: 2, message: "record 1: bad length"},
-			{name: "length below minimum", p: z(cat(rawRecord(0, 0, pad), []byte{2 << 1, 0, 0})), count: 2, message: "record 1: bad length"},
+			{name: "offset delta", p: z(slices.Concat(rawRecord(0, 0, pad), rawRecord(0, 0, pad))), count: 2, message: "record 1 has offset delta 0"},
+			{name: "record length past end", p: z(slices.Concat(rawRecord(0, 0, pad), []byte{40 << 1, 0, 0, 2})), count: 2, message: "record 1: bad length"},
+			{name: "length below minimum", p: z(slices.Concat(rawRecord(0, 0, pad), []byte{2 << 1, 0, 0})), count: 2, message: "record 1: bad length"},
 			{name: "eleven-byte length varint", p: z(bytes.Repeat([]byte{0xff}, 14)), count: 1, message: "record 0: bad length"},
-			{name: "timestamp delta runs off the record", p: z(cat([]byte{6 << 1, 0}, bytes.Repeat([]byte{0x80}, 5))), count: 1, message: "record 0: bad timestamp delta"},
+			{name: "timestamp delta runs off the record", p: z(slices.Concat([]byte{6 << 1, 0}, bytes.Repeat([]byte{0x80}, 5))), count: 1, message: "record 0: bad timestamp delta"},
 		}
 		if c.codec != codecSnappyRaw { // a raw snappy block has no stream to cut
 			full := z(good)
@@ -172,8 +173,8 @@ func TestValidateBatchCompressed(t *testing.T) {
 // compressed bytes at all are judged without a panic.
 func FuzzScanCompressed(f *testing.F) {
 	pad := []byte("k+v")
-	f.Add(uint8(1), cat(rawRecord(5, 0, pad), rawRecord(-3, 1, pad)), int32(2), false)
-	f.Add(uint8(2), cat(rawRecord(0, 0, pad), rawRecord(0, 0, pad)), int32(2), false)
+	f.Add(uint8(1), slices.Concat(rawRecord(5, 0, pad), rawRecord(-3, 1, pad)), int32(2), false)
+	f.Add(uint8(2), slices.Concat(rawRecord(0, 0, pad), rawRecord(0, 0, pad)), int32(2), false)
 	f.Add(uint8(3), rawRecord(0, 0, pad), int32(2), false)
 	f.Add(uint8(4), rawRecord(0, 0, pad), int32(1), true)
 	f.Add(uint8(0), bytes.Repeat([]byte{0xff}, 20), int32(1), false)

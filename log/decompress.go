@@ -1,11 +1,7 @@
 package log
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"math"
 
 	"sharq/log/recordbatch"
 )
@@ -23,22 +19,12 @@ func firstRecordAt(codec int, p []byte, count int32, baseTs, ts int64) (delta in
 	}
 	d.win.Reset(r)
 	for i := int32(0); i < count; i++ {
-		length, err := binary.ReadVarint(d.win)
-		if err != nil || length < minRecordSize || length > math.MaxInt32 {
+		rec, err := d.record()
+		if err == errRecordLength {
 			return 0, false, fmt.Errorf("%w: %s record %d: bad length", ErrCorruptMessage, codecNames[codec], i)
 		}
-		var rec []byte
-		if length <= streamWindow {
-			rec, err = d.win.Peek(int(length))
-		} else {
-			d.scratch, err = readGrowing(d.win, d.scratch[:0], int(length))
-			rec = d.scratch
-		}
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return 0, false, fmt.Errorf("%w: %s record %d: bad length", ErrCorruptMessage, codecNames[codec], i)
-			}
-			return 0, false, err
+			return 0, false, fmt.Errorf("%w: %s records %w: %v", ErrCorruptMessage, codecNames[codec], errCodec, err)
 		}
 		// The record's own offset delta: after compaction it is not i.
 		var r recordbatch.Record
@@ -47,9 +33,6 @@ func firstRecordAt(codec int, p []byte, count int32, baseTs, ts int64) (delta in
 		}
 		if baseTs+r.TimestampDelta == ts {
 			return r.OffsetDelta, true, nil
-		}
-		if length <= streamWindow {
-			d.win.Discard(int(length))
 		}
 	}
 	return 0, false, nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -272,7 +273,7 @@ func FuzzScanRecords(f *testing.F) {
 	}
 	f.Add([]byte{0x01, 0, 0, 0, 0, 0, 0}, int32(1), int64(0), int64(0), int64(0))
 	f.Add(bytes.Repeat([]byte{0xff}, 20), int32(2), int64(0), int64(0), int64(0))
-	f.Add(cat(rawRecord(0, 0, []byte("abcd")), rawRecord(-900, 1, []byte("abcd"))), int32(2), int64(1_000), int64(500), int64(500))
+	f.Add(slices.Concat(rawRecord(0, 0, []byte("abcd")), rawRecord(-900, 1, []byte("abcd"))), int32(2), int64(1_000), int64(500), int64(500))
 	f.Fuzz(func(t *testing.T, p []byte, count int32, baseTs, before, after int64) {
 		// now is 1000 so that small fuzzed bounds matter
 		lim := validateLimits{timestampType: CreateTime, beforeMaxMs: before, afterMaxMs: after, nowMs: 1_000}

@@ -290,6 +290,9 @@ func (m *Manager) validateDLQ(group string, st *Settings) (partitions int32, exi
 // writeDLQ writes one record per offset of j.r and returns how many it
 // wrote before an error.
 func (m *Manager) writeDLQ(j dlqJob, st *Settings) (int64, error) {
+	if m.faults.armedDLQ.Load() > 0 && m.failDLQ(j.key) { // manager_faults.go
+		return 0, errInjectedDLQ
+	}
 	partitions, exists, err := m.validateDLQ(j.key.Group, st)
 	if err != nil {
 		return 0, err

@@ -59,16 +59,17 @@ func ErrorCode(err error) int16 {
 // The Kafka error codes the Manager answers with, by the names its hot
 // paths compare them under.
 var (
-	codeNone               int16 = 0
-	codeUnknownServerError       = kerr.UnknownServerError.Code
-	codeUnknownTopicOrPart       = kerr.UnknownTopicOrPartition.Code
-	codeInvalidRequest           = kerr.InvalidRequest.Code
-	codeInvalidRecordState       = kerr.InvalidRecordState.Code
-	codeNotLeader                = kerr.NotLeaderForPartition.Code
-	codeTopicAuthFailed          = kerr.TopicAuthorizationFailed.Code
-	codeKafkaStorage             = kerr.KafkaStorageError.Code
-	codeUnknownTopicID           = kerr.UnknownTopicID.Code
-	codeSessionNotFound          = kerr.ShareSessionNotFound.Code
-	codeInvalidSessionEpch       = kerr.InvalidShareSessionEpoch.Code
-	codeSessionLimit             = kerr.ShareSessionLimitReached.Code
+	codeNone                int16 = 0
+	codeUnknownServerError        = kerr.UnknownServerError.Code
+	codeUnknownTopicOrPart        = kerr.UnknownTopicOrPartition.Code
+	codeNotLeaderOrFollower       = kerr.NotLeaderForPartition.Code
+	codeInvalidRequest            = kerr.InvalidRequest.Code
+	codeInvalidRecordState        = kerr.InvalidRecordState.Code
+	codeNotLeader                 = kerr.NotLeaderForPartition.Code
+	codeTopicAuthFailed           = kerr.TopicAuthorizationFailed.Code
+	codeKafkaStorage              = kerr.KafkaStorageError.Code
+	codeUnknownTopicID            = kerr.UnknownTopicID.Code
+	codeSessionNotFound           = kerr.ShareSessionNotFound.Code
+	codeInvalidSessionEpch        = kerr.InvalidShareSessionEpoch.Code
+	codeSessionLimit              = kerr.ShareSessionLimitReached.Code
 )

@@ -29,6 +29,12 @@ type FetchRequest struct {
 	// partitions of others answer TOPIC_AUTHORIZATION_FAILED, their acks
 	// are not applied and nothing is acquired from them.
 	Readable func(topicID [16]byte) bool
+	// NotLeader, when set, says whether the node the request came to does
+	// not lead a partition (virtual brokers): such a partition is answered
+	// NOT_LEADER_OR_FOLLOWER, its acks are not applied and nothing is
+	// acquired from it, as a Kafka broker answers for a partition it does
+	// not lead.
+	NotLeader func(topicID [16]byte, partition int32) bool
 }
 
 func (req *FetchRequest) denied(tp TopicPartition) bool {
@@ -79,7 +85,8 @@ type Scratch struct {
 	batches []AckBatch
 	keys    []TopicPartition
 	added   []TopicPartition
-	fetch   []int // indexes into res.Partitions of the session's partitions
+	sess    *session // the request's share session (sessionStep)
+	fetch   []int    // indexes into res.Partitions of the session's partitions
 	buf     []byte
 	ar      AcquireResult
 	src     RawBatches

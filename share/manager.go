@@ -55,6 +55,9 @@ type Manager struct {
 	// dlqDone, when set (tests), runs after each dead-letter attempt with
 	// whether the range settled.
 	dlqDone func(r ArchivingRange, settled bool)
+
+	// faults are the faults the control API injects (manager_faults.go).
+	faults faultState
 }
 
 // Logs is how the Manager reaches the partition logs of this node.

@@ -15,11 +15,16 @@ func contains(tps []TopicPartition, tp TopicPartition) bool {
 }
 
 // resolve finds r's log and share-partition, once per request.
-func (m *Manager) resolve(group string, r *PartitionResult) {
+func (m *Manager) resolve(req *FetchRequest, r *PartitionResult) {
 	if r.resolved {
 		return
 	}
 	r.resolved = true
+	group := req.Group
+	if req.NotLeader != nil && req.NotLeader(r.TopicID, r.Partition) {
+		r.log, r.logCode = nil, codeNotLeaderOrFollower
+		return
+	}
 	r.log, r.logCode = m.logs.Partition(r.TopicID, r.Partition)
 	if r.log == nil {
 		if r.logCode == 0 {
@@ -67,7 +72,7 @@ func (m *Manager) Fetch(ctx context.Context, sc *Scratch) *Result {
 				r.AckCode = codeTopicAuthFailed
 				continue
 			}
-			r.AckCode = m.acknowledge(req.Member, req.Group, r, fp.Acks, req.RenewOnly)
+			r.AckCode = m.acknowledge(req, r, fp.Acks, req.RenewOnly)
 		}
 	}
 	if closing {
@@ -118,7 +123,7 @@ func (m *Manager) Acknowledge(sc *Scratch) *Result {
 		if req.denied(fp.TopicPartition) {
 			r.Code = codeTopicAuthFailed
 		} else if len(fp.Acks) > 0 {
-			r.Code = m.acknowledge(req.Member, req.Group, r, fp.Acks, req.RenewOnly)
+			r.Code = m.acknowledge(req, r, fp.Acks, req.RenewOnly)
 		}
 	}
 	if closing {
@@ -130,18 +135,24 @@ func (m *Manager) Acknowledge(sc *Scratch) *Result {
 // acknowledge applies one partition's acknowledgements and returns the
 // partition's error code. Acks that must survive a crash are persisted
 // (synced) before this returns.
-func (m *Manager) acknowledge(member, group string, r *PartitionResult, batches []AckBatch, renew bool) int16 {
+func (m *Manager) acknowledge(req *FetchRequest, r *PartitionResult, batches []AckBatch, renew bool) int16 {
 	if err := checkAckBatches(batches, renew); err != nil {
 		return ErrorCode(err)
 	}
-	m.resolve(group, r)
+	member := req.Member
+	m.resolve(req, r)
 	if r.log == nil {
-		if r.logCode == codeUnknownTopicID || r.logCode == codeKafkaStorage {
+		if r.logCode == codeUnknownTopicID || r.logCode == codeKafkaStorage || r.logCode == codeNotLeaderOrFollower {
 			return r.logCode
 		}
 		return codeUnknownTopicOrPart
 	}
 	p := r.p
+	if m.faults.armedAcks.Load() > 0 { // injected ack failures (manager_faults.go)
+		if code := m.failAck(p.key, batches); code != 0 {
+			return code
+		}
+	}
 	p.mu.Lock()
 	now := m.clock.Now()
 	eff, err := p.sp.Acknowledge(member, now, batches)
@@ -277,13 +288,18 @@ func (m *Manager) fetchLoop(ctx context.Context, req *FetchRequest, st *Settings
 				r.p.addWaiter(sc.wake)
 			}
 		}
+		if sc.sess != nil && sc.sess.evicted.Load() {
+			return // its session was evicted: the member holds nothing now
+		}
 		if m.acquireAll(req, st, sc, shift) {
 			return
 		}
 		select {
 		case <-sc.wake:
 		case <-timeout:
-			m.acquireAll(req, st, sc, shift)
+			if sc.sess == nil || !sc.sess.evicted.Load() {
+				m.acquireAll(req, st, sc, shift)
+			}
 			return
 		case <-ctx.Done():
 			return
@@ -347,7 +363,7 @@ func (m *Manager) acquireAll(req *FetchRequest, st *Settings, sc *Scratch, shift
 		if len(r.Acquired) > 0 || remaining <= 0 {
 			continue
 		}
-		m.resolve(req.Group, r)
+		m.resolve(req, r)
 		if r.log == nil {
 			r.Code = r.logCode
 			got = true

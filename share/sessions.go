@@ -1,5 +1,7 @@
 package share
 
+import "sync/atomic"
+
 // Share-session epochs (KIP-932): 0 opens a session, -1 closes it.
 const (
 	EpochOpen  = 0
@@ -15,6 +17,9 @@ type session struct {
 	epoch int32
 	parts []TopicPartition
 	conn  any
+	// evicted is set by an injected eviction (manager_faults.go), so a
+	// fetch parked under the session stops without acquiring more.
+	evicted atomic.Bool
 }
 
 func (s *session) add(tp TopicPartition) bool {
@@ -92,6 +97,7 @@ func (m *Manager) sessionStep(req *FetchRequest, fetch bool, sc *Scratch) (closi
 		}
 	}
 	sess.conn = req.Conn
+	sc.sess = sess
 	sc.keys = append(sc.keys[:0], sess.parts...)
 	return closing, 0, ""
 }

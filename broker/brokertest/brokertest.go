@@ -139,6 +139,11 @@ func (b *Broker) Stop() {
 	if err := <-b.serveCh; err != nil && err != broker.ErrServerClosed {
 		b.t.Errorf("serve: %v", err)
 	}
+	// A panic in a handler closes only its connection, so a test would
+	// pass over it; every one is a bug.
+	if n := b.Server.RecoveredPanics(); n > 0 {
+		b.t.Errorf("the broker recovered %d panics while serving (logged with their stacks)", n)
+	}
 	b.Server = nil
 }
 

@@ -6,6 +6,7 @@
 //	sharq --check-config               validate and exit
 //	sharq --help                       every key with its default
 //	sharq config [text|markdown]       the configuration reference
+//	sharq migrate share-offsets ...    share groups' start offsets through MirrorMaker 2 (docs/migrating-to-kafka.md)
 //
 // Environment: SHARQ_<KEY> (dots as underscores, upper case), and the
 // apache/kafka image's KAFKA_<KEY> and CLUSTER_ID below it. Once the
@@ -57,6 +58,9 @@ func run(args, environ []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
+	}
+	if len(args) > 0 && args[0] == "migrate" {
+		return runMigrate(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "ctl" {
 		return runCtl(args[1:], environ, stdout, stderr)

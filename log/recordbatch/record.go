@@ -103,79 +103,85 @@ func (rd *Reader) Next(r *Record) bool {
 func (rd *Reader) Err() error { return rd.err }
 
 // ParseRecord decodes the body of record i (the bytes after its length)
-// into r, leaving r.Raw to the caller (Reader sets it; here it is rec).
+// into r; r.Raw is rec, without the length (Reader's Raw has it).
 // Everything must end exactly at the record's end; a negative key or value
 // length is null; a header key may not be. Errors wrap ErrInvalidRecord
 // and name the record and the field.
 func ParseRecord(rec []byte, i int32, r *Record) error {
+	_, err := parseRecord(rec, i, r, false)
+	return err
+}
+
+// parseRecord is ParseRecord, and CheckRecord with r nil: produced asks
+// offset deltas to run 0..n-1, checked before the fields after it as
+// Kafka's LogValidator does. It returns the timestamp delta.
+func parseRecord(rec []byte, i int32, r *Record, produced bool) (int64, error) {
 	if len(rec) < 1 {
-		return fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
+		return 0, fmt.Errorf("%w: record %d: bad length", ErrInvalidRecord, i)
 	}
 	tsDelta, next := VarintAt(rec, 1) // 1 skips the attributes byte
 	if next < 0 {
-		return fmt.Errorf("%w: record %d: bad timestamp delta", ErrInvalidRecord, i)
+		return 0, fmt.Errorf("%w: record %d: bad timestamp delta", ErrInvalidRecord, i)
 	}
 	offDelta, next := VarintAt(rec, next)
 	if next < 0 {
-		return fmt.Errorf("%w: record %d: bad offset delta", ErrInvalidRecord, i)
+		return 0, fmt.Errorf("%w: record %d: bad offset delta", ErrInvalidRecord, i)
 	}
-	if offDelta < math.MinInt32 || offDelta > math.MaxInt32 {
-		return fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
+	if offDelta < math.MinInt32 || offDelta > math.MaxInt32 || produced && offDelta != int64(i) {
+		return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, offDelta)
 	}
 	fields := next
-	var kv [2][]byte
-	for f, field := range [2]string{"key", "value"} {
-		l, n := VarintAt(rec, next)
-		if n < 0 || l > int64(len(rec)-n) {
-			return fmt.Errorf("%w: record %d: bad %s length", ErrInvalidRecord, i, field)
-		}
-		next = n
-		if l >= 0 {
-			kv[f] = rec[n : n+int(l) : n+int(l)]
-			next += int(l)
-		}
+	kl, kn := VarintAt(rec, next)
+	if kn < 0 || kl > int64(len(rec)-kn) {
+		return 0, fmt.Errorf("%w: record %d: bad key length", ErrInvalidRecord, i)
 	}
+	next = kn + int(max(kl, 0))
+	vl, vn := VarintAt(rec, next)
+	if vn < 0 || vl > int64(len(rec)-vn) {
+		return 0, fmt.Errorf("%w: record %d: bad value length", ErrInvalidRecord, i)
+	}
+	next = vn + int(max(vl, 0))
 	headers, n := VarintAt(rec, next)
 	// Each header takes at least two bytes: a count above half of what is
 	// left (which also bounds it to int32) cannot be.
 	if n < 0 || headers < 0 || headers > int64(len(rec)-n)/2 {
-		return fmt.Errorf("%w: record %d: bad header count", ErrInvalidRecord, i)
+		return 0, fmt.Errorf("%w: record %d: bad header count", ErrInvalidRecord, i)
 	}
 	hstart := n
 	next = n
 	for h := int64(0); h < headers; h++ {
 		l, n := VarintAt(rec, next)
 		if n < 0 || l < 0 || l > int64(len(rec)-n) {
-			return fmt.Errorf("%w: record %d: header %d: bad key length", ErrInvalidRecord, i, h)
+			return 0, fmt.Errorf("%w: record %d: header %d: bad key length", ErrInvalidRecord, i, h)
 		}
 		l2, n2 := VarintAt(rec, n+int(l))
 		if n2 < 0 || l2 > int64(len(rec)-n2) {
-			return fmt.Errorf("%w: record %d: header %d: bad value length", ErrInvalidRecord, i, h)
+			return 0, fmt.Errorf("%w: record %d: header %d: bad value length", ErrInvalidRecord, i, h)
 		}
 		next = n2 + int(max(l2, 0))
 	}
 	if next != len(rec) {
-		return fmt.Errorf("%w: record %d: its fields take %d bytes of its %d", ErrInvalidRecord, i, next, len(rec))
+		return 0, fmt.Errorf("%w: record %d: its fields take %d bytes of its %d", ErrInvalidRecord, i, next, len(rec))
 	}
-	*r = Record{
-		Raw: rec, Attributes: rec[0], TimestampDelta: tsDelta, OffsetDelta: int32(offDelta),
-		Key: kv[0], Value: kv[1], HeaderCount: int32(headers), Headers: rec[hstart:], fields: fields,
+	if r != nil {
+		*r = Record{
+			Raw: rec, Attributes: rec[0], TimestampDelta: tsDelta, OffsetDelta: int32(offDelta),
+			HeaderCount: int32(headers), Headers: rec[hstart:], fields: fields,
+		}
+		if kl >= 0 {
+			r.Key = rec[kn : kn+int(kl) : kn+int(kl)]
+		}
+		if vl >= 0 {
+			r.Value = rec[vn : vn+int(vl) : vn+int(vl)]
+		}
 	}
-	return nil
+	return tsDelta, nil
 }
 
-// CheckRecord parses the body of record i of a batch as it is produced
-// (offset deltas run 0..n-1) and returns its timestamp delta.
-func CheckRecord(rec []byte, i int32) (int64, error) {
-	var r Record
-	if err := ParseRecord(rec, i, &r); err != nil {
-		return 0, err
-	}
-	if r.OffsetDelta != i {
-		return 0, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, r.OffsetDelta)
-	}
-	return r.TimestampDelta, nil
-}
+// CheckRecord checks the body of record i of a batch as it is produced
+// (offset deltas run 0..n-1) without decoding it into a Record, and
+// returns its timestamp delta.
+func CheckRecord(rec []byte, i int32) (int64, error) { return parseRecord(rec, i, nil, true) }
 
 // NextHeader splits the first header off hs (a Record's Headers, which
 // ParseRecord checked): its key, its value (nil: null) and the rest.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -50,20 +51,20 @@ func TestReader(t *testing.T) {
 			want: []want{{ts: -3, key: k, headers: []header{{[]byte("a"), []byte("1")}, {empty, nil}}}}},
 		// The reader does not ask offset deltas to run 0..n-1 (after
 		// compaction they do not); ScanRecords, the produce check, does.
-		{name: "compacted offsets", p: cat(encodeKmsg(0, 2, k, v), encodeKmsg(1, 7, k, nil)), count: 2,
+		{name: "compacted offsets", p: slices.Concat(encodeKmsg(0, 2, k, v), encodeKmsg(1, 7, k, nil)), count: 2,
 			want: []want{{off: 2, key: k, value: v}, {ts: 1, off: 7, key: k}}},
 		{name: "long fields", p: encodeKmsg(1<<40, 1<<20, bytes.Repeat(k, 100), bytes.Repeat(v, 3000)), count: 1,
 			want: []want{{ts: 1 << 40, off: 1 << 20, key: bytes.Repeat(k, 100), value: bytes.Repeat(v, 3000)}}},
 
 		{name: "truncated length varint", p: []byte{0x80, 0x80}, count: 1, message: "record 0: bad length"},
 		{name: "eleven-byte length varint", p: bytes.Repeat([]byte{0xff}, 14), count: 1, message: "record 0: bad length"},
-		{name: "negative length", p: cat([]byte{0x01}, encodeKmsg(0, 0, k, v)), count: 1, message: "record 0: bad length"},
+		{name: "negative length", p: slices.Concat([]byte{0x01}, encodeKmsg(0, 0, k, v)), count: 1, message: "record 0: bad length"},
 		{name: "length below minimum", p: []byte{5 << 1, 0, 0, 0, 1, 1}, count: 1, message: "record 0: bad length"},
 		{name: "length past the end", p: encodeKmsg(0, 0, k, v)[:10], count: 1, message: "record 0: bad length"},
 		{name: "fewer records than the count", p: encodeKmsg(0, 0, k, v), count: 2, message: "record 1: bad length"},
-		{name: "more records than the count", p: cat(encodeKmsg(0, 0, k, v), encodeKmsg(0, 1, k, v)), count: 1, message: "15 bytes after the last record"},
-		{name: "truncated timestamp delta", p: cat([]byte{6 << 1, 0}, bytes.Repeat([]byte{0x80}, 5)), count: 1, message: "record 0: bad timestamp delta"},
-		{name: "truncated offset delta", p: cat([]byte{6 << 1, 0, 0}, bytes.Repeat([]byte{0x80}, 4)), count: 1, message: "record 0: bad offset delta"},
+		{name: "more records than the count", p: slices.Concat(encodeKmsg(0, 0, k, v), encodeKmsg(0, 1, k, v)), count: 1, message: "15 bytes after the last record"},
+		{name: "truncated timestamp delta", p: slices.Concat([]byte{6 << 1, 0}, bytes.Repeat([]byte{0x80}, 5)), count: 1, message: "record 0: bad timestamp delta"},
+		{name: "truncated offset delta", p: slices.Concat([]byte{6 << 1, 0, 0}, bytes.Repeat([]byte{0x80}, 4)), count: 1, message: "record 0: bad offset delta"},
 		{name: "offset delta past int32", p: func() []byte {
 			r := binary.AppendVarint([]byte{0, 0}, math.MaxInt32+1)
 			r = append(r, 1, 1, 0)
@@ -72,7 +73,7 @@ func TestReader(t *testing.T) {
 		{name: "key past the record", p: fieldsRecord(20, 1, 0), count: 1, message: "record 0: bad key length"},
 		{name: "key length past int64", p: fieldsRecord(append(bytes.Repeat([]byte{0xff}, 10), 1, 0)...), count: 1, message: "record 0: bad key length"},
 		{name: "value past the record", p: fieldsRecord(1, 20, 0), count: 1, message: "record 0: bad value length"},
-		{name: "value into the next record", p: cat(fieldsRecord(1, 8, 0), encodeKmsg(0, 1, k, v)), count: 2, message: "record 0: bad value length"},
+		{name: "value into the next record", p: slices.Concat(fieldsRecord(1, 8, 0), encodeKmsg(0, 1, k, v)), count: 2, message: "record 0: bad value length"},
 		{name: "no header count", p: fieldsRecord(1, 2, 'v'), count: 1, message: "record 0: bad header count"},
 		{name: "negative header count", p: fieldsRecord(1, 1, 1), count: 1, message: "record 0: bad header count"},
 		{name: "header count past the record", p: fieldsRecord(1, 1, 8, 0, 0), count: 1, message: "record 0: bad header count"},
@@ -216,7 +217,7 @@ func TestBuildBatch(t *testing.T) {
 // The reader is on the cleaner's and share acquisition's paths: it must
 // not allocate.
 func TestReaderAllocs(t *testing.T) {
-	p := cat(encodeKmsg(0, 0, []byte("k"), []byte("v"), header{[]byte("h"), []byte("x")}), encodeKmsg(1, 1, nil, []byte("w")))
+	p := slices.Concat(encodeKmsg(0, 0, []byte("k"), []byte("v"), header{[]byte("h"), []byte("x")}), encodeKmsg(1, 1, nil, []byte("w")))
 	var sink int
 	allocs := testing.AllocsPerRun(100, func() {
 		rd := NewReader(p, 2)
@@ -240,7 +241,7 @@ func TestReaderAllocs(t *testing.T) {
 // and the reader agrees with ScanRecords on batches as produced.
 func FuzzReader(f *testing.F) {
 	k, v := []byte("key"), []byte("value")
-	f.Add(cat(encodeKmsg(0, 0, k, v), encodeKmsg(3, 1, nil, v, header{[]byte("h"), nil})), int32(2))
+	f.Add(slices.Concat(encodeKmsg(0, 0, k, v), encodeKmsg(3, 1, nil, v, header{[]byte("h"), nil})), int32(2))
 	f.Add(encodeKmsg(-5, 4, []byte{}, nil), int32(1))
 	f.Add(fieldsRecord(1, 1, 2, 1, 1), int32(1))
 	f.Add(bytes.Repeat([]byte{0xff}, 14), int32(1))

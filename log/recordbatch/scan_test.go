@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -81,21 +82,13 @@ func fieldsRecord(fields ...byte) []byte {
 	return append(binary.AppendVarint(nil, int64(len(r))), r...)
 }
 
-func cat(parts ...[]byte) []byte {
-	var b []byte
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	return b
-}
-
 func TestScanRecords(t *testing.T) {
 	pad := bytes.Repeat([]byte{'x'}, 3)
 	big := bytes.Repeat([]byte{'v'}, 300) // two-byte length
 	// a record whose timestamp delta does not end inside it
-	tsRunsOn := cat([]byte{6 << 1, 0}, bytes.Repeat([]byte{0x80}, 5), rawRecord(0, 1, pad))
+	tsRunsOn := slices.Concat([]byte{6 << 1, 0}, bytes.Repeat([]byte{0x80}, 5), rawRecord(0, 1, pad))
 	// a record whose offset delta does not end inside it
-	offRunsOn := cat([]byte{6 << 1, 0, 0}, bytes.Repeat([]byte{0x80}, 4), rawRecord(0, 1, pad))
+	offRunsOn := slices.Concat([]byte{6 << 1, 0, 0}, bytes.Repeat([]byte{0x80}, 4), rawRecord(0, 1, pad))
 	for _, tc := range []struct {
 		name    string
 		p       []byte
@@ -106,8 +99,8 @@ func TestScanRecords(t *testing.T) {
 		message string // the error text after the sentinel's
 	}{
 		{name: "one record", p: rawRecord(0, 0, pad), count: 1, baseTs: 1000, lo: 1000, hi: 1000},
-		{name: "three records, unordered timestamps", p: cat(rawRecord(5, 0, pad), rawRecord(-3, 1, pad), rawRecord(9, 2, pad)), count: 3, baseTs: 100, lo: 97, hi: 109},
-		{name: "multi-byte fields", p: cat(rawRecord(1<<40, 0, big), rawRecord(-70_000, 1, big)), count: 2, baseTs: 1 << 41, lo: 1<<41 - 70_000, hi: 1<<41 + 1<<40},
+		{name: "three records, unordered timestamps", p: slices.Concat(rawRecord(5, 0, pad), rawRecord(-3, 1, pad), rawRecord(9, 2, pad)), count: 3, baseTs: 100, lo: 97, hi: 109},
+		{name: "multi-byte fields", p: slices.Concat(rawRecord(1<<40, 0, big), rawRecord(-70_000, 1, big)), count: 2, baseTs: 1 << 41, lo: 1<<41 - 70_000, hi: 1<<41 + 1<<40},
 		{name: "offset delta past 63", p: func() []byte {
 			var b []byte
 			for i := int64(0); i < 200; i++ {
@@ -115,26 +108,26 @@ func TestScanRecords(t *testing.T) {
 			}
 			return b
 		}(), count: 200, baseTs: 0, lo: 0, hi: 199_000},
-		{name: "fast path resumes after a long field", p: cat(rawRecord(0, 0, pad), rawRecord(1<<30, 1, pad), rawRecord(-2, 2, pad)), count: 3, baseTs: 10, lo: 8, hi: 10 + 1<<30},
-		{name: "no timestamp", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 2, baseTs: -1, lo: math.MaxInt64, hi: -1},
-		{name: "negative timestamps are exempt from lo", p: cat(rawRecord(0, 0, pad), rawRecord(11, 1, pad)), count: 2, baseTs: -1, lo: 10, hi: 10},
+		{name: "fast path resumes after a long field", p: slices.Concat(rawRecord(0, 0, pad), rawRecord(1<<30, 1, pad), rawRecord(-2, 2, pad)), count: 3, baseTs: 10, lo: 8, hi: 10 + 1<<30},
+		{name: "no timestamp", p: slices.Concat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 2, baseTs: -1, lo: math.MaxInt64, hi: -1},
+		{name: "negative timestamps are exempt from lo", p: slices.Concat(rawRecord(0, 0, pad), rawRecord(11, 1, pad)), count: 2, baseTs: -1, lo: 10, hi: 10},
 
 		{name: "count mismatch, bytes run out", p: rawRecord(0, 0, pad), count: 2, err: ErrInvalidRecord, message: "record 1: bad length"},
 		{name: "huge count", p: rawRecord(0, 0, pad), count: math.MaxInt32, err: ErrInvalidRecord, message: "record 1: bad length"},
-		{name: "count mismatch, too many", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad), bytes.Repeat([]byte{0}, 7)), count: 3, err: ErrInvalidRecord, message: "record 2: bad length"},
-		{name: "count mismatch, too few", p: cat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 1, err: ErrInvalidRecord, message: "10 bytes after the last record"},
-		{name: "truncated length varint", p: cat(rawRecord(0, 0, pad), bytes.Repeat([]byte{0x80}, 7)), count: 2, err: ErrInvalidRecord, message: "record 1: bad length"},
+		{name: "count mismatch, too many", p: slices.Concat(rawRecord(0, 0, pad), rawRecord(0, 1, pad), bytes.Repeat([]byte{0}, 7)), count: 3, err: ErrInvalidRecord, message: "record 2: bad length"},
+		{name: "count mismatch, too few", p: slices.Concat(rawRecord(0, 0, pad), rawRecord(0, 1, pad)), count: 1, err: ErrInvalidRecord, message: "10 bytes after the last record"},
+		{name: "truncated length varint", p: slices.Concat(rawRecord(0, 0, pad), bytes.Repeat([]byte{0x80}, 7)), count: 2, err: ErrInvalidRecord, message: "record 1: bad length"},
 		{name: "eleven-byte length varint", p: bytes.Repeat([]byte{0xff}, 14), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
-		{name: "negative length", p: cat([]byte{0x01}, rawRecord(0, 0, pad)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
-		{name: "large negative length", p: cat(binary.AppendVarint(nil, -70_000), rawRecord(0, 0, pad)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
-		{name: "length below minimum", p: cat([]byte{5 << 1, 0, 0, 0, 0, 0}, pad), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
-		{name: "length past end", p: cat([]byte{20 << 1}, bytes.Repeat([]byte{0}, 19)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "negative length", p: slices.Concat([]byte{0x01}, rawRecord(0, 0, pad)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "large negative length", p: slices.Concat(binary.AppendVarint(nil, -70_000), rawRecord(0, 0, pad)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "length below minimum", p: slices.Concat([]byte{5 << 1, 0, 0, 0, 0, 0}, pad), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
+		{name: "length past end", p: slices.Concat([]byte{20 << 1}, bytes.Repeat([]byte{0}, 19)), count: 1, err: ErrInvalidRecord, message: "record 0: bad length"},
 		{name: "timestamp delta runs into next record", p: tsRunsOn, count: 2, err: ErrInvalidRecord, message: "record 0: bad timestamp delta"},
 		{name: "offset delta runs into next record", p: offRunsOn, count: 2, err: ErrInvalidRecord, message: "record 0: bad offset delta"},
-		{name: "first offset delta not 0", p: cat(rawRecord(0, 1, pad), rawRecord(0, 2, pad)), count: 2, err: ErrInvalidRecord, message: "record 0 has offset delta 1"},
-		{name: "offset delta out of order", p: cat(rawRecord(0, 0, pad), rawRecord(0, 2, pad), rawRecord(0, 1, pad)), count: 3, err: ErrInvalidRecord, message: "record 1 has offset delta 2"},
-		{name: "offset delta repeated", p: cat(rawRecord(0, 0, pad), rawRecord(0, 0, pad)), count: 2, err: ErrInvalidRecord, message: "record 1 has offset delta 0"},
-		{name: "error after the fast path resumed", p: cat(rawRecord(0, 0, pad), rawRecord(1<<30, 1, pad), rawRecord(2, 2, pad), rawRecord(3, 5, pad)), count: 4, err: ErrInvalidRecord, message: "record 3 has offset delta 5"},
+		{name: "first offset delta not 0", p: slices.Concat(rawRecord(0, 1, pad), rawRecord(0, 2, pad)), count: 2, err: ErrInvalidRecord, message: "record 0 has offset delta 1"},
+		{name: "offset delta out of order", p: slices.Concat(rawRecord(0, 0, pad), rawRecord(0, 2, pad), rawRecord(0, 1, pad)), count: 3, err: ErrInvalidRecord, message: "record 1 has offset delta 2"},
+		{name: "offset delta repeated", p: slices.Concat(rawRecord(0, 0, pad), rawRecord(0, 0, pad)), count: 2, err: ErrInvalidRecord, message: "record 1 has offset delta 0"},
+		{name: "error after the fast path resumed", p: slices.Concat(rawRecord(0, 0, pad), rawRecord(1<<30, 1, pad), rawRecord(2, 2, pad), rawRecord(3, 5, pad)), count: 4, err: ErrInvalidRecord, message: "record 3 has offset delta 5"},
 		{name: "negative offset delta", p: rawRecord(0, -1, pad), count: 1, err: ErrInvalidRecord, message: "record 0 has offset delta -1"},
 		{name: "null key and value", p: fieldsRecord(1, 1, 0), count: 1, baseTs: 5, lo: 5, hi: 5},
 		{name: "negative lengths other than -1 are null too", p: fieldsRecord(3, 5, 0), count: 1, baseTs: 5, lo: 5, hi: 5},
@@ -147,7 +140,7 @@ func TestScanRecords(t *testing.T) {
 		{name: "null header key", p: fieldsRecord(1, 1, 2, 1, 1), count: 1, err: ErrInvalidRecord, message: "record 0: header 0: bad key length"},
 		{name: "header value past the record", p: fieldsRecord(1, 1, 2, 0, 10), count: 1, err: ErrInvalidRecord, message: "record 0: header 0: bad value length"},
 		{name: "bytes left in the record", p: fieldsRecord(1, 1, 0, 7, 7), count: 1, err: ErrInvalidRecord, message: "record 0: its fields take 6 bytes of its 8"},
-		{name: "value into the next record", p: cat(fieldsRecord(1, 8, 0), rawRecord(0, 1, pad)), count: 2, err: ErrInvalidRecord, message: "record 0: bad value length"},
+		{name: "value into the next record", p: slices.Concat(fieldsRecord(1, 8, 0), rawRecord(0, 1, pad)), count: 2, err: ErrInvalidRecord, message: "record 0: bad value length"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lo, hi, err := ScanRecords(tc.p, tc.count, tc.baseTs)
