@@ -199,7 +199,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 		}
 		rows, missing := translateStartOffsets(syncs, start)
 		for _, m := range missing {
-			fmt.Fprintf(stderr, "sharq migrate share-offsets: group %s: no offset sync at or before %s in %s: not mirrored (yet); left out\n", g, m, *topic)
+			fmt.Fprintf(stderr, "sharq migrate share-offsets: group %s: no offset sync at or before %s in %s: not mirrored yet, or MirrorMaker sent no sync for its first records; left out: reset it on the target with kafka-share-groups.sh --reset-offsets --to-earliest (its records are delivered again)\n", g, m, *topic)
 			code = 1
 		}
 		w := stdout
