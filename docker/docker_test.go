@@ -53,9 +53,9 @@ import (
 // it in CI).
 const requireEnv = "SHARQTEST_REQUIRE_DOCKER"
 
-// maxImageBytes is the image budget: the binary (cmd/sharq's budget is 21
-// MB) plus busybox (about 2 MB) and the shims.
-const maxImageBytes = 24_000_000
+// maxImageBytes is the image budget, the same bound as cmd/sharq's
+// dockerfile_test.go (which says why it is 24.5 MB, not #28's 24 MB goal).
+const maxImageBytes = 24_500_000
 
 var (
 	tmpRoot  string // removed by TestMain
