@@ -70,14 +70,7 @@ func (s *Server) handleVirtual(r *request, api *apiEntry, req kmsg.Request) (kms
 			}
 			break
 		}
-		var others []string
-		q.Groups = slices.DeleteFunc(q.Groups, func(g kmsg.OffsetFetchRequestGroup) bool {
-			if notGroup(g.Group) {
-				others = append(others, g.Group)
-				return true
-			}
-			return false
-		})
+		others := splitBy(&q.Groups, func(g kmsg.OffsetFetchRequestGroup) string { return g.Group }, notGroup)
 		return withOthers(r, api, req, others, func(resp kmsg.Response, g string) {
 			rr := resp.(*kmsg.OffsetFetchResponse)
 			rr.Groups = append(rr.Groups, kmsg.OffsetFetchResponseGroup{Group: g, ErrorCode: errNotCoordinator})
@@ -173,14 +166,7 @@ func (s *Server) handleVirtual(r *request, api *apiEntry, req kmsg.Request) (kms
 			rr.Groups = append(rr.Groups, kmsg.StreamsGroupDescribeResponseGroup{Group: g, ErrorCode: errNotCoordinator, AuthorizedOperations: authorizedOperationsNotRequested})
 		})
 	case *kmsg.DescribeShareGroupOffsetsRequest:
-		var others []string
-		q.Groups = slices.DeleteFunc(q.Groups, func(g kmsg.DescribeShareGroupOffsetsRequestGroup) bool {
-			if notGroup(g.GroupID) {
-				others = append(others, g.GroupID)
-				return true
-			}
-			return false
-		})
+		others := splitBy(&q.Groups, func(g kmsg.DescribeShareGroupOffsetsRequestGroup) string { return g.GroupID }, notGroup)
 		return withOthers(r, api, req, others, func(resp kmsg.Response, g string) {
 			rr := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
 			rr.Groups = append(rr.Groups, kmsg.DescribeShareGroupOffsetsResponseGroup{GroupID: g, ErrorCode: errNotCoordinator})
@@ -255,9 +241,15 @@ func (s *Server) handleVirtual(r *request, api *apiEntry, req kmsg.Request) (kms
 // splitKeys removes the keys not coordinated here from *keys and returns
 // them.
 func splitKeys(keys *[]string, not func(string) bool) []string {
+	return splitBy(keys, func(k string) string { return k }, not)
+}
+
+// splitBy removes from items those whose key another node coordinates and
+// returns those keys.
+func splitBy[T any](items *[]T, key func(T) string, not func(string) bool) []string {
 	var others []string
-	*keys = slices.DeleteFunc(*keys, func(k string) bool {
-		if not(k) {
+	*items = slices.DeleteFunc(*items, func(it T) bool {
+		if k := key(it); not(k) {
 			others = append(others, k)
 			return true
 		}
